@@ -1,0 +1,109 @@
+"""The assignment's contract, declared once.
+
+Everything else reads this module: the reference solution, the student
+template's docstrings (checked by the tests), the statement's points table
+(checked by the tests) and the grader's rubric and properties.
+
+Conventions
+-----------
+* Vectors are float arrays of shape (2,). ``x``/``v`` for a system of n grains
+  have shape (n, 2), ``R``/``m`` shape (n,), walls ``w`` shape (k, 2, 2) with
+  ``w[k] = [point0, point1]``.
+* A contact that will never happen, or whose time would be negative because the
+  two bodies already overlap, has time :data:`NO_CONTACT` (``sys.float_info.max``).
+* A wall is the infinite line through its two points, whatever their order,
+  distance or orientation. A grain only meets a wall it moves toward.
+* ``index = [i, j]`` with ``j >= 0`` is a contact between grains i and j (any
+  order); ``index = [i, wall_code(k)] = [i, -(k + 1)]`` is a contact between
+  grain i and wall ``w[k]``, so that ``w[-(index[1] + 1)]`` is that wall.
+  :data:`NO_PREVIOUS_CONTACT` (``[-1, -1]``) means "no previous contact".
+* Contact solvers return velocity increments and never modify their arguments.
+* ``update`` changes ``x``, ``v`` and ``indexOld`` in place.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+#: Time returned when there is no (non-negative) contact time.
+NO_CONTACT: float = sys.float_info.max
+
+#: ``indexOld`` before any contact has happened.
+NO_PREVIOUS_CONTACT: tuple[int, int] = (-1, -1)
+
+#: Number of walls of the square box used by the assignment.
+BOX_WALLS: int = 4
+
+
+def wall_code(k: int) -> int:
+    """Second entry of ``index`` for a contact with wall ``w[k]``: ``-(k + 1)``."""
+    if k < 0:
+        raise ValueError(f"wall number k={k} must be >= 0")
+    return -(k + 1)
+
+
+def wall_number(code: int) -> int:
+    """Inverse of :func:`wall_code`: the wall ``k`` such that ``w[k]`` is meant."""
+    if code >= 0:
+        raise ValueError(f"index entry {code} is a grain, not a wall (walls are negative)")
+    return -(code + 1)
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One of the six functions that ``granularGas.py`` must define."""
+
+    name: str
+    params: tuple[str, ...]
+    returns: tuple[str, ...]
+    points: int
+    summary: str
+
+    @property
+    def signature(self) -> str:
+        """The call as written in the statement, e.g. ``tc = f(a, b)``."""
+        call = f"{self.name}({', '.join(self.params)})"
+        return f"{', '.join(self.returns)} = {call}" if self.returns else call
+
+
+FUNCTIONS: tuple[FunctionSpec, ...] = (
+    FunctionSpec(
+        "contact_time_grains", ("x1", "x2", "v1", "v2", "R1", "R2"), ("tc",), 15,
+        "time until grains 1 and 2 touch, or NO_CONTACT",
+    ),
+    FunctionSpec(
+        "contact_time_walls", ("w", "x1", "v1", "R1"), ("tc",), 15,
+        "time until grain 1 touches the line through w[0] and w[1], or NO_CONTACT",
+    ),
+    FunctionSpec(
+        "minimum_contact_time", ("x", "v", "R", "w", "indexOld"), ("tc", "index"), 20,
+        "earliest contact of the system other than indexOld, and who is in it",
+    ),
+    FunctionSpec(
+        "contact_solve_wall", ("wall", "x1", "v1", "r"), ("dv1",), 10,
+        "velocity increment of a grain bouncing on a wall with restitution r",
+    ),
+    FunctionSpec(
+        "contact_solve_grains", ("x1", "x2", "v1", "v2", "m1", "m2", "r"), ("dv1", "dv2"), 15,
+        "velocity increments of two grains colliding with restitution r",
+    ),
+    FunctionSpec(
+        "update", ("x", "v", "R", "m", "w", "indexOld", "r", "dt", "t"), (), 25,
+        "advance the system by dt in place, solving every contact in time order",
+    ),
+)
+
+FUNCTION_NAMES: tuple[str, ...] = tuple(f.name for f in FUNCTIONS)
+
+
+def function_spec(name: str) -> FunctionSpec:
+    """The spec of function ``name``; a clear error for an unknown name."""
+    for f in FUNCTIONS:
+        if f.name == name:
+            return f
+    raise KeyError(f"unknown function {name!r}; the assignment's functions are {', '.join(FUNCTION_NAMES)}")
+
+
+def total_points() -> int:
+    return sum(f.points for f in FUNCTIONS)

@@ -1,0 +1,248 @@
+"""Hypothesis strategies for well-conditioned contact problems.
+
+Cases are built backwards from their answer: place two bodies in contact at
+time T, then move them back by T. The expected contact time is T by
+construction, with no reference solution involved, so every strategy here is
+usable in the public (student-side) tests.
+
+Magnitudes stay in ranges where round-off cannot flip a verdict: no grazing
+contacts (the normal approach speed is at least a tenth of the speed), no
+near-touching misses, no near-zero overlaps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+COORD = 10.0
+MIN_RADIUS, MAX_RADIUS = 0.05, 2.0
+MIN_SPEED, MAX_SPEED = 0.1, 5.0
+MIN_TIME, MAX_TIME = 0.01, 10.0
+
+
+def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+
+coords = _floats(-COORD, COORD)
+radii = _floats(MIN_RADIUS, MAX_RADIUS)
+angles = _floats(0.0, 2 * np.pi)
+speeds = _floats(MIN_SPEED, MAX_SPEED)
+times = _floats(MIN_TIME, MAX_TIME)
+masses = _floats(0.1, 10.0)
+restitutions = _floats(0.0, 1.0)
+
+
+def unit(angle: float) -> np.ndarray:
+    return np.array([np.cos(angle), np.sin(angle)])
+
+
+def perp(u: np.ndarray) -> np.ndarray:
+    return np.array([-u[1], u[0]])
+
+
+@st.composite
+def vectors(draw, scale: float = COORD) -> np.ndarray:
+    return np.array([draw(_floats(-scale, scale)), draw(_floats(-scale, scale))])
+
+
+@dataclass(frozen=True)
+class GrainPair:
+    """Two grains; ``expected`` is the contact time (NO_CONTACT cases: None)."""
+
+    x1: np.ndarray
+    x2: np.ndarray
+    v1: np.ndarray
+    v2: np.ndarray
+    R1: float
+    R2: float
+    expected: float | None
+
+    @property
+    def args(self) -> tuple:
+        return (self.x1, self.x2, self.v1, self.v2, self.R1, self.R2)
+
+
+@st.composite
+def _relative_velocity(draw, normal: np.ndarray, toward: bool) -> np.ndarray:
+    """A relative velocity whose normal part is at least 0.1 of its size."""
+    a = draw(speeds)
+    b = draw(_floats(-5.0, 5.0)) * a
+    return (-a if toward else a) * normal + b * perp(normal)
+
+
+@st.composite
+def colliding_pairs(draw) -> GrainPair:
+    """Two grains that touch for the first time at time T, approaching."""
+    R1, R2, T = draw(radii), draw(radii), draw(times)
+    n = unit(draw(angles))
+    dv = draw(_relative_velocity(n, toward=True))
+    v2 = draw(vectors(MAX_SPEED))
+    v1 = v2 + dv
+    x2c = draw(vectors())
+    x1c = x2c + (R1 + R2) * n
+    return GrainPair(x1c - v1 * T, x2c - v2 * T, v1, v2, R1, R2, T)
+
+
+@st.composite
+def receding_pairs(draw) -> GrainPair:
+    """Two grains apart that touched at time -T and now move away."""
+    R1, R2, T = draw(radii), draw(radii), draw(times)
+    n = unit(draw(angles))
+    dv = draw(_relative_velocity(n, toward=False))
+    v2 = draw(vectors(MAX_SPEED))
+    v1 = v2 + dv
+    x2c = draw(vectors())
+    x1c = x2c + (R1 + R2) * n
+    return GrainPair(x1c + v1 * T, x2c + v2 * T, v1, v2, R1, R2, None)
+
+
+@st.composite
+def missing_pairs(draw) -> GrainPair:
+    """Two grains whose closest approach, at time T, leaves a clear gap."""
+    R1, R2, T = draw(radii), draw(radii), draw(times)
+    n = unit(draw(angles))
+    gap = (R1 + R2) * draw(_floats(1.05, 3.0))
+    dv = draw(_floats(-1.0, 1.0).filter(lambda s: abs(s) > 0.02)) * MAX_SPEED * perp(n)
+    v2 = draw(vectors(MAX_SPEED))
+    v1 = v2 + dv
+    x2c = draw(vectors())
+    return GrainPair(x2c + gap * n - v1 * T, x2c - v2 * T, v1, v2, R1, R2, None)
+
+
+@st.composite
+def overlapping_pairs(draw) -> GrainPair:
+    """Two grains that already overlap, moving in any way."""
+    R1, R2 = draw(radii), draw(radii)
+    n = unit(draw(angles))
+    x2 = draw(vectors())
+    x1 = x2 + (R1 + R2) * draw(_floats(0.05, 0.95)) * n
+    return GrainPair(x1, x2, draw(vectors(MAX_SPEED)), draw(vectors(MAX_SPEED)), R1, R2, None)
+
+
+@st.composite
+def parallel_pairs(draw) -> GrainPair:
+    """Two separate grains with the same velocity."""
+    R1, R2 = draw(radii), draw(radii)
+    n = unit(draw(angles))
+    x2 = draw(vectors())
+    x1 = x2 + (R1 + R2) * draw(_floats(1.05, 3.0)) * n
+    v = draw(vectors(MAX_SPEED))
+    return GrainPair(x1, x2, v, v.copy(), R1, R2, None)
+
+
+def no_contact_pairs() -> st.SearchStrategy[GrainPair]:
+    return st.one_of(receding_pairs(), missing_pairs(), overlapping_pairs(), parallel_pairs())
+
+
+@dataclass(frozen=True)
+class WallCase:
+    """A grain and a wall line; ``expected`` is the contact time or None."""
+
+    w: np.ndarray
+    x1: np.ndarray
+    v1: np.ndarray
+    R1: float
+    expected: float | None
+    kind: str = "contact"
+
+    @property
+    def args(self) -> tuple:
+        return (self.w, self.x1, self.v1, self.R1)
+
+
+@st.composite
+def wall_lines(draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(w, point on the line, unit tangent): any length, orientation, order."""
+    p = draw(vectors())
+    u = unit(draw(angles))
+    s0 = draw(_floats(-COORD, COORD))
+    s1 = s0 + draw(st.sampled_from([-1.0, 1.0])) * draw(_floats(0.1, 3 * COORD))
+    w = np.array([p + s0 * u, p + s1 * u])
+    return w, p, u
+
+
+@st.composite
+def colliding_walls(draw) -> WallCase:
+    """A grain that reaches a wall line at time T, moving toward it."""
+    w, p, u = draw(wall_lines())
+    side = draw(st.sampled_from([-1.0, 1.0]))
+    R, T = draw(radii), draw(times)
+    normal = side * perp(u)  # from the wall toward the grain
+    xc = p + draw(_floats(-COORD, COORD)) * u + R * normal
+    v = draw(_relative_velocity(normal, toward=True))
+    return WallCase(w, xc - v * T, v, R, T)
+
+
+@st.composite
+def no_contact_walls(draw) -> WallCase:
+    """A grain moving away from or along a wall line, or overlapping it.
+
+    The "along" case uses an axis-aligned wall so that the normal speed is
+    exactly 0; along a rotated line it would be round-off, not 0.
+    """
+    kind = draw(st.sampled_from(["away", "parallel", "overlap"]))
+    if kind == "parallel":
+        u = unit(draw(st.sampled_from([0.0, 0.5, 1.0, 1.5])) * np.pi).round()
+        p = draw(vectors())
+        w = np.array([p, p + draw(_floats(0.1, 3 * COORD)) * draw(st.sampled_from([-1.0, 1.0])) * u])
+    else:
+        w, p, u = draw(wall_lines())
+    side = draw(st.sampled_from([-1.0, 1.0]))
+    normal = side * perp(u)
+    R = draw(radii)
+    along = p + draw(_floats(-COORD, COORD)) * u
+    if kind == "overlap":
+        x = along + R * draw(_floats(-0.95, 0.95)) * normal
+        v = draw(vectors(MAX_SPEED))
+    else:
+        x = along + R * draw(_floats(1.05, 5.0)) * normal
+        v = draw(_relative_velocity(normal, toward=False)) if kind == "away" else draw(speeds) * u
+    return WallCase(w, x, v, R, None, kind)
+
+
+@dataclass(frozen=True)
+class GrainContact:
+    """Two grains at contact (any separation direction) about to collide."""
+
+    x1: np.ndarray
+    x2: np.ndarray
+    v1: np.ndarray
+    v2: np.ndarray
+    m1: float
+    m2: float
+    r: float
+
+    @property
+    def args(self) -> tuple:
+        return (self.x1, self.x2, self.v1, self.v2, self.m1, self.m2, self.r)
+
+
+@st.composite
+def grain_contacts(draw) -> GrainContact:
+    pair = draw(colliding_pairs())
+    T = pair.expected
+    return GrainContact(
+        pair.x1 + pair.v1 * T, pair.x2 + pair.v2 * T, pair.v1, pair.v2, draw(masses), draw(masses), draw(restitutions)
+    )
+
+
+@dataclass(frozen=True)
+class WallContact:
+    wall: np.ndarray
+    x1: np.ndarray
+    v1: np.ndarray
+    r: float
+
+    @property
+    def args(self) -> tuple:
+        return (self.wall, self.x1, self.v1, self.r)
+
+
+@st.composite
+def wall_contacts(draw) -> WallContact:
+    case = draw(colliding_walls())
+    return WallContact(case.w, case.x1 + case.v1 * case.expected, case.v1, draw(restitutions))

@@ -60,6 +60,7 @@ class GrainPair:
     R1: float
     R2: float
     expected: float | None
+    kind: str = "contact"
 
     @property
     def args(self) -> tuple:
@@ -97,7 +98,7 @@ def receding_pairs(draw) -> GrainPair:
     v1 = v2 + dv
     x2c = draw(vectors())
     x1c = x2c + (R1 + R2) * n
-    return GrainPair(x1c + v1 * T, x2c + v2 * T, v1, v2, R1, R2, None)
+    return GrainPair(x1c + v1 * T, x2c + v2 * T, v1, v2, R1, R2, None, "receding")
 
 
 @st.composite
@@ -110,7 +111,7 @@ def missing_pairs(draw) -> GrainPair:
     v2 = draw(vectors(MAX_SPEED))
     v1 = v2 + dv
     x2c = draw(vectors())
-    return GrainPair(x2c + gap * n - v1 * T, x2c - v2 * T, v1, v2, R1, R2, None)
+    return GrainPair(x2c + gap * n - v1 * T, x2c - v2 * T, v1, v2, R1, R2, None, "missing")
 
 
 @st.composite
@@ -120,7 +121,7 @@ def overlapping_pairs(draw) -> GrainPair:
     n = unit(draw(angles))
     x2 = draw(vectors())
     x1 = x2 + (R1 + R2) * draw(_floats(0.05, 0.95)) * n
-    return GrainPair(x1, x2, draw(vectors(MAX_SPEED)), draw(vectors(MAX_SPEED)), R1, R2, None)
+    return GrainPair(x1, x2, draw(vectors(MAX_SPEED)), draw(vectors(MAX_SPEED)), R1, R2, None, "overlapping")
 
 
 @st.composite
@@ -131,7 +132,7 @@ def parallel_pairs(draw) -> GrainPair:
     x2 = draw(vectors())
     x1 = x2 + (R1 + R2) * draw(_floats(1.05, 3.0)) * n
     v = draw(vectors(MAX_SPEED))
-    return GrainPair(x1, x2, v, v.copy(), R1, R2, None)
+    return GrainPair(x1, x2, v, v.copy(), R1, R2, None, "parallel")
 
 
 def no_contact_pairs() -> st.SearchStrategy[GrainPair]:

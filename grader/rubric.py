@@ -1,0 +1,60 @@
+"""Points per function: the spec's defaults, or an instructor's rubric file.
+
+A rubric is a TOML file with a ``[points]`` table, one entry per function:
+
+    [points]
+    contact_time_grains = 20
+    update = 20
+
+Functions left out keep the spec's points. The tests of a function share its
+points equally.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from grader import spec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+class RubricError(ValueError):
+    """The rubric file cannot be used; the message says what to fix."""
+
+
+def default_points() -> dict[str, float]:
+    return {f.name: float(f.points) for f in spec.FUNCTIONS}
+
+
+def load(path: str | Path | None) -> dict[str, float]:
+    """Points per function from ``path`` (None: the spec's defaults)."""
+    points = default_points()
+    if path is None:
+        return points
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise RubricError(f"rubric {path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RubricError(f"rubric {path}: not valid TOML ({exc})") from None
+    table = data.get("points")
+    if not isinstance(table, dict):
+        raise RubricError(f"rubric {path}: it needs a [points] table, e.g.\n[points]\nupdate = 25")
+    for name, value in table.items():
+        if name not in points:
+            raise RubricError(
+                f"rubric {path}: [points] names {name!r}, which is not a function of the assignment; "
+                f"use {', '.join(spec.FUNCTION_NAMES)}"
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise RubricError(f"rubric {path}: points for {name} must be a number >= 0; got {value!r}")
+        points[name] = float(value)
+    if sum(points.values()) <= 0:
+        raise RubricError(f"rubric {path}: the points add up to 0; give some function points")
+    return points

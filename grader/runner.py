@@ -1,0 +1,176 @@
+"""Grade one submission: run every property in the sandbox, score, explain.
+
+Each property is searched with Hypothesis ``find``: the first failing input is
+shrunk to the smallest one, which is then run once more for its message and
+turned into a reproduction snippet. Settings are derandomized and use no
+example database, so the same file always gets the same grade.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+from grader import oracle, rubric, spec
+from grader.checks import Discard, Property, PropertyFailed, fmt
+from grader.sandbox import Limits, Sandbox, SubmissionError
+
+
+def all_properties(hidden: bool) -> list[Property]:
+    from grader import tests_contacts, tests_system
+
+    properties = tests_contacts.PROPERTIES + tests_system.PROPERTIES
+    if hidden:
+        from grader import tests_hidden
+
+        properties = properties + tests_hidden.PROPERTIES
+    order = {name: k for k, name in enumerate(spec.FUNCTION_NAMES)}
+    return sorted(properties, key=lambda p: (order[p.function], p.hidden))
+
+
+@dataclass
+class TestResult:
+    prop: Property
+    status: str  # "passed", "failed" or "not run"
+    score: float
+    max_score: float
+    message: str = ""
+    snippet: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class GradeReport:
+    submission: str
+    results: list[TestResult]
+    hidden_run: bool
+    import_error: str | None = None
+    output: str = ""
+    seconds: float = 0.0
+    points: dict[str, float] = field(default_factory=rubric.default_points)
+
+    @property
+    def score(self) -> float:
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_score(self) -> float:
+        return sum(r.max_score for r in self.results if r.status != "not run")
+
+    def by_function(self) -> dict[str, tuple[float, float]]:
+        table = {name: [0.0, 0.0] for name in spec.FUNCTION_NAMES}
+        for r in self.results:
+            if r.status != "not run":
+                table[r.prop.function][0] += r.score
+                table[r.prop.function][1] += r.max_score
+        return {k: (v[0], v[1]) for k, v in table.items()}
+
+    @property
+    def all_passed(self) -> bool:
+        return all(r.status != "failed" for r in self.results)
+
+
+def hypothesis_settings(examples: int) -> settings:
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+    )
+
+
+def run_property(sandbox: Sandbox, prop: Property) -> tuple[str, str]:
+    """(message, snippet) of the smallest failure, or ("", "") if it holds."""
+    if prop.function in sandbox.broken:
+        return str(sandbox.broken[prop.function]) + " (earlier test)", snippet(
+            [sandbox.broken_call[prop.function]])
+
+    def fails(case) -> bool:
+        sandbox.trace = []
+        try:
+            prop.check(sandbox, case)
+        except (PropertyFailed, SubmissionError):
+            return True
+        except Discard:
+            return False
+        return False
+
+    try:
+        smallest = find(prop.strategy, fails, settings=hypothesis_settings(prop.examples))
+    except (NoSuchExample, Unsatisfiable):
+        return "", ""
+    if prop.function in sandbox.broken:
+        return str(sandbox.broken[prop.function]), snippet([sandbox.broken_call[prop.function]])
+    sandbox.trace = []
+    try:
+        prop.check(sandbox, smallest)
+    except (PropertyFailed, SubmissionError) as exc:
+        return str(exc), snippet(sandbox.trace[-3:])
+    except Discard:
+        pass
+    return "failed on some inputs but not reproducibly (does the function keep state between calls?)", ""
+
+
+def snippet(calls: list[tuple[str, tuple]]) -> str:
+    """Python lines that repeat the calls against the student's file."""
+    names = sorted({name for name, _ in calls})
+    lines = ["import sys", "import numpy as np", f"from granularGas import {', '.join(names)}", ""]
+    for name, args in calls:
+        params = spec.function_spec(name).params
+        for param, value in zip(params, args):
+            if isinstance(value, np.ndarray):
+                dtype = ", dtype=int" if value.dtype.kind in "iu" else ""
+                lines.append(f"{param} = np.array({fmt(value.tolist())}{dtype})")
+            else:
+                lines.append(f"{param} = {fmt(value)}")
+        call = f"{name}({', '.join(params)})"
+        if name == "update":
+            lines += [call, "print('x =', x, 'v =', v, 'indexOld =', indexOld)"]
+        else:
+            lines.append(f"print({call})")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def grade(
+    path: str | Path,
+    points: dict[str, float] | None = None,
+    limits: Limits = Limits(),
+    hidden: bool | None = None,
+) -> GradeReport:
+    """Grade the granularGas.py at ``path``.
+
+    hidden: run the hidden tests (None: whenever the reference is installed).
+    """
+    points = points or rubric.default_points()
+    hidden = oracle.available() if hidden is None else hidden
+    properties = all_properties(hidden=True)
+    per_function = {name: sum(p.function == name for p in properties) for name in spec.FUNCTION_NAMES}
+    started = time.monotonic()
+    results: list[TestResult] = []
+    with Sandbox(path, limits) as sandbox:
+        if hidden:
+            # Each function is graded on its own: its calls to the other five
+            # are answered by the reference, so one bug costs points once.
+            sandbox.helpers = {name: getattr(oracle.reference(), name) for name in spec.FUNCTION_NAMES}
+        for prop in properties:
+            weight = points[prop.function] / per_function[prop.function]
+            if prop.hidden and not hidden:
+                results.append(TestResult(prop, "not run", 0.0, weight,
+                                          "hidden test: it runs when your submission is graded"))
+                continue
+            t0 = time.monotonic()
+            message, repro = run_property(sandbox, prop)
+            results.append(TestResult(prop, "failed" if message else "passed", 0.0 if message else weight, weight,
+                                      message, repro, time.monotonic() - t0))
+        report = GradeReport(str(path), results, hidden, sandbox.import_error, sandbox.output(),
+                             time.monotonic() - started, points)
+    return report

@@ -22,11 +22,12 @@ from grader.sandbox import Limits, Sandbox, SubmissionError
 
 
 def all_properties(hidden: bool) -> list[Property]:
+    """The public properties, and the hidden ones if asked (and installed)."""
     from grader import tests_contacts, tests_system
 
     properties = tests_contacts.PROPERTIES + tests_system.PROPERTIES
     if hidden:
-        from grader import tests_hidden
+        from grader import tests_hidden  # absent from the student kit
 
         properties = properties + tests_hidden.PROPERTIES
     order = {name: k for k, name in enumerate(spec.FUNCTION_NAMES)}
@@ -36,7 +37,7 @@ def all_properties(hidden: bool) -> list[Property]:
 @dataclass
 class TestResult:
     prop: Property
-    status: str  # "passed", "failed" or "not run"
+    status: str  # "passed" or "failed"
     score: float
     max_score: float
     message: str = ""
@@ -60,14 +61,13 @@ class GradeReport:
 
     @property
     def max_score(self) -> float:
-        return sum(r.max_score for r in self.results if r.status != "not run")
+        return sum(r.max_score for r in self.results)
 
     def by_function(self) -> dict[str, tuple[float, float]]:
         table = {name: [0.0, 0.0] for name in spec.FUNCTION_NAMES}
         for r in self.results:
-            if r.status != "not run":
-                table[r.prop.function][0] += r.score
-                table[r.prop.function][1] += r.max_score
+            table[r.prop.function][0] += r.score
+            table[r.prop.function][1] += r.max_score
         return {k: (v[0], v[1]) for k, v in table.items()}
 
     @property
@@ -152,7 +152,7 @@ def grade(
     """
     points = points or rubric.default_points()
     hidden = oracle.available() if hidden is None else hidden
-    properties = all_properties(hidden=True)
+    properties = all_properties(hidden)
     per_function = {name: sum(p.function == name for p in properties) for name in spec.FUNCTION_NAMES}
     started = time.monotonic()
     results: list[TestResult] = []
@@ -163,10 +163,6 @@ def grade(
             sandbox.helpers = {name: getattr(oracle.reference(), name) for name in spec.FUNCTION_NAMES}
         for prop in properties:
             weight = points[prop.function] / per_function[prop.function]
-            if prop.hidden and not hidden:
-                results.append(TestResult(prop, "not run", 0.0, weight,
-                                          "hidden test: it runs when your submission is graded"))
-                continue
             t0 = time.monotonic()
             message, repro = run_property(sandbox, prop)
             results.append(TestResult(prop, "failed" if message else "passed", 0.0 if message else weight, weight,

@@ -103,8 +103,10 @@ def main():
             return
         request = json.loads(line)
         args = [decode(a) for a in request["args"]]
-        originals = {n: getattr(module, n) for n in request.get("isolate", []) if hasattr(module, n)}
-        for n in originals:
+        isolated = request.get("isolate", [])
+        # A missing function gets a proxy too: its absence costs its own points only.
+        originals = {n: getattr(module, n, None) for n in isolated}
+        for n in isolated:
             setattr(module, n, proxy(n))
         try:
             result = getattr(module, request["call"])(*args)
@@ -113,7 +115,10 @@ def main():
             continue
         finally:
             for n, f in originals.items():
-                setattr(module, n, f)
+                if f is None:
+                    delattr(module, n)
+                else:
+                    setattr(module, n, f)
         reply({"ok": True, "result": encode(result), "args_after": [encode(a) for a in args]})
 
 

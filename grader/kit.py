@@ -1,0 +1,58 @@
+"""Build what students download: statement, template and a public-only grader.
+
+The kit holds no reference code: it leaves out the reference package and the
+hidden tests, so its grader runs the public tests only.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = ".granular-grader-kit"
+#: Grader modules that must not reach students.
+INSTRUCTOR_ONLY = {"tests_hidden.py"}
+
+KIT_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "granular-grader-student-kit"
+version = "0.1.0"
+description = "Self-test kit of the granular-gas homework (public tests only)"
+requires-python = ">=3.10"
+dependencies = ["numpy>=1.24", "matplotlib>=3.7", "hypothesis>=6.80", "tomli>=2; python_version < '3.11'"]
+
+[tool.setuptools]
+packages = ["grader"]
+"""
+
+
+class KitError(ValueError):
+    """The kit cannot be built as asked."""
+
+
+def build(out: Path) -> Path:
+    """Write the kit into ``out`` (new, empty, or a previous kit) and return it."""
+    sources = [ROOT / "assignment" / "README.md", ROOT / "student_template" / "granularGas.py",
+               ROOT / "student_template" / "granularGasTest.py"]
+    missing = [str(p) for p in sources if not p.exists()]
+    if missing:
+        raise KitError(f"the kit is built from a checkout of granular-grader; missing {', '.join(missing)}")
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
+        raise KitError(f"{out} is not empty and is not a previous kit; give a new folder so nothing is overwritten")
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "grader").mkdir(parents=True)
+    shutil.copyfile(sources[0], out / "README.md")
+    shutil.copyfile(sources[1], out / "granularGas.py")
+    shutil.copyfile(sources[2], out / "granularGasTest.py")
+    for module in sorted(Path(__file__).parent.glob("*.py")):
+        if module.name not in INSTRUCTOR_ONLY:
+            shutil.copyfile(module, out / "grader" / module.name)
+    (out / "pyproject.toml").write_text(KIT_PYPROJECT)
+    (out / MARKER).write_text("built by python -m grader student-kit\n")
+    return out

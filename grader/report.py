@@ -1,0 +1,63 @@
+"""A grade as text for the terminal and as Gradescope's results.json."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from grader.runner import GradeReport
+
+
+def _points(x: float) -> str:
+    return f"{x:g}" if x == int(x) else f"{x:.2f}"
+
+
+def as_text(report: GradeReport) -> str:
+    lines = [f"{report.submission}: {_points(report.score)} / {_points(report.max_score)} points"]
+    if report.import_error:
+        lines.append(f"  {report.import_error}")
+    lines.append("")
+    width = max(len(name) for name in report.by_function())
+    for name, (score, maximum) in report.by_function().items():
+        lines.append(f"  {name:<{width}}  {_points(score):>5} / {_points(maximum)}")
+    failed = [r for r in report.results if r.status == "failed"]
+    for r in failed:
+        lines += ["", f"FAILED {r.prop.id} ({r.prop.description})", textwrap.indent(r.message, "  ")]
+        if r.snippet:
+            lines += ["  smallest failing input, to reproduce:", textwrap.indent(r.snippet.rstrip(), "    | ")]
+    if not report.hidden_run:
+        lines += ["", "Public tests only: the hidden tests, which compare your functions with the reference "
+                      "solution, run when your submission is graded."]
+    if not failed:
+        lines += ["", "Every test passed."]
+    return "\n".join(lines) + "\n"
+
+
+def as_gradescope(report: GradeReport) -> dict:
+    """Gradescope's results.json schema: score, max_score and one entry per test."""
+    tests = []
+    for r in report.results:
+        output = r.message + ("\n\nTo reproduce:\n" + r.snippet if r.snippet else "")
+        tests.append({
+            "name": r.prop.id,
+            "score": round(r.score, 4),
+            "max_score": round(r.max_score, 4),
+            "status": "passed" if r.status == "passed" else "failed",
+            "output": output or r.prop.description,
+            "tags": [r.prop.function, "hidden" if r.prop.hidden else "public"],
+            "visibility": "visible",
+        })
+    return {
+        "score": round(report.score, 4),
+        "max_score": round(report.max_score, 4),
+        "execution_time": round(report.seconds, 2),
+        "output": report.import_error or "",
+        "tests": tests,
+    }
+
+
+def write_json(report: GradeReport, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(as_gradescope(report), indent=2) + "\n")

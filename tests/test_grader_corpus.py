@@ -1,0 +1,190 @@
+"""The grader on a corpus: correct variants get 100, single bugs lose exactly
+the points of their function, broken files fail only what they break.
+
+Buggy submissions are mutations of the correct ones in tests/submissions:
+each names the function it breaks and the text it changes.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.runner import grade
+from grader.spec import FUNCTION_NAMES
+
+HERE = Path(__file__).parent / "submissions"
+TEXTBOOK, VECTORISED = HERE / "correct_textbook.py", HERE / "correct_vectorised.py"
+
+# (bug, source, function it breaks, [(old text, new text), ...])
+BUGS = [
+    ("wrong root", TEXTBOOK, "contact_time_grains", [("(-b - np.sqrt(disc))", "(-b + np.sqrt(disc))")]),
+    ("missing radius", TEXTBOOK, "contact_time_grains", [("- (R1 + R2) ** 2", "- R1 ** 2")]),
+    ("negative times", TEXTBOOK, "contact_time_grains",
+     [("if c < 0 or b >= 0", "if b >= 0"), ("    if tc < 0:\n        return sys.float_info.max\n", "")]),
+    ("inf instead of float max", TEXTBOOK, "contact_time_grains",
+     [("or a == 0:\n        return sys.float_info.max", "or a == 0:\n        return float('inf')")]),
+    ("stable root with a sign slip", VECTORISED, "contact_time_grains", [("c / (-b + math.sqrt", "c / (b - math.sqrt")]),
+    ("projection without the square", TEXTBOOK, "contact_time_walls", [("/ np.dot(t, t)", "/ np.linalg.norm(t)")]),
+    ("wall radius ignored", TEXTBOOK, "contact_time_walls", [("(R1 - d) / vn", "(-d) / vn")]),
+    ("wall approach ignored", VECTORISED, "contact_time_walls", [("h * rate >= 0", "rate == 0")]),
+    ("grain assumed left of the wall", VECTORISED, "contact_time_walls",
+     [("abs(h) < R1 or h * rate >= 0", "h < R1 or rate >= 0")]),
+    ("indexOld ignored", TEXTBOOK, "minimum_contact_time",
+     [("if (indexOld[0] == i and indexOld[1] == j) or (indexOld[0] == j and indexOld[1] == i):", "if False:"),
+      ("if indexOld[0] == i and indexOld[1] == -(k + 1):", "if False:")]),
+    ("indexOld in one grain order only", TEXTBOOK, "minimum_contact_time",
+     [(" or (indexOld[0] == j and indexOld[1] == i)", "")]),
+    ("wall index off by one", TEXTBOOK, "minimum_contact_time",
+     [("index = np.array([i, -(k + 1)])", "index = np.array([i, -k])"),
+      ("indexOld[1] == -(k + 1)", "indexOld[1] == -k")]),
+    ("walls never searched", TEXTBOOK, "minimum_contact_time", [("for k in range(len(w)):\n            if indexOld", "for k in range(0):\n            if indexOld")]),
+    ("restitution missing at walls", TEXTBOOK, "contact_solve_wall", [("-(1 + r) * np.dot(v1, n) * n", "-2 * np.dot(v1, n) * n")]),
+    ("restitution misplaced at walls", VECTORISED, "contact_solve_wall", [("-(1.0 + r) * (v1 @ normal)", "-(1.0 + r) * r * (v1 @ normal)")]),
+    ("wall argument modified", TEXTBOOK, "contact_solve_wall",
+     [("def contact_solve_wall(wall, x1, v1, r):\n", "def contact_solve_wall(wall, x1, v1, r):\n    wall[:] = wall[::-1]\n")]),
+    ("equal-mass formula", TEXTBOOK, "contact_solve_grains",
+     [("(1 + r) * m2 / (m1 + m2)", "(1 + r) / 2"), ("(1 + r) * m1 / (m1 + m2)", "(1 + r) / 2")]),
+    ("mass ratio swapped", TEXTBOOK, "contact_solve_grains",
+     [("(1 + r) * m2 / (m1 + m2)", "(1 + r) * M1 / (m1 + m2)"), ("(1 + r) * m1 / (m1 + m2)", "(1 + r) * m2 / (m1 + m2)"),
+      ("M1", "m1")]),
+    ("restitution missing between grains", VECTORISED, "contact_solve_grains", [("impulse = (1 + r)", "impulse = 2")]),
+    ("velocity argument modified", VECTORISED, "contact_solve_grains",
+     [("    return -impulse / m1 * n, impulse / m2 * n",
+       "    dv = (-impulse / m1 * n, impulse / m2 * n)\n    v1[:] = 0.0\n    return dv")]),
+    ("time not subtracted", TEXTBOOK, "update", [("r, dt - tc, t)", "r, dt, t)")]),
+    ("indexOld rebound instead of updated", VECTORISED, "update", [("indexOld[0], indexOld[1] = i, j", "indexOld = np.array([i, j])")]),
+    ("x rebound instead of updated", VECTORISED, "update", [("x += v * left\n", "x = x + v * left\n")]),
+    ("no move before the contact", VECTORISED, "update", [("        x += v * tc\n", "")]),
+]
+
+
+def mutate(tmp_path, source, changes, name="granularGas.py"):
+    text = source.read_text()
+    for old, new in changes:
+        assert text.count(old) >= 1, f"mutation text not found: {old!r}"
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("source", [TEXTBOOK, VECTORISED], ids=lambda p: p.stem)
+def test_correct_variants_get_full_marks(source):
+    report = grade(source)
+    failures = [f"{r.prop.id}: {r.message}" for r in report.results if r.status == "failed"]
+    assert not failures
+    assert report.score == pytest.approx(100.0) and report.max_score == pytest.approx(100.0)
+
+
+def test_at_least_twenty_bugs_over_all_six_functions():
+    assert len({name for name, *_ in BUGS}) >= 20
+    assert {function for _, _, function, _ in BUGS} == set(FUNCTION_NAMES)
+
+
+@pytest.mark.parametrize("bug, source, function, changes", BUGS, ids=[b[0] for b in BUGS])
+def test_a_single_bug_costs_the_points_of_its_function_only(tmp_path, bug, source, function, changes):
+    report = grade(mutate(tmp_path, source, changes))
+    table = report.by_function()
+    assert table[function][0] < table[function][1], f"{bug}: {function} kept all its points"
+    others = {name: score for name, score in table.items() if name != function and score[0] < score[1]}
+    assert not others, f"{bug} also cost points in {others}: " + "; ".join(
+        r.message for r in report.results if r.status == "failed" and r.prop.function != function)
+    for r in report.results:
+        if r.status == "failed":
+            assert r.message and r.prop.name, "a failure must name its property and say what went wrong"
+
+
+BROKEN = [
+    ("syntax error", "def contact_time_grains(x1, x2, v1, v2, R1, R2)\n    return 0\n", None),
+    ("stub raising NotImplementedError", None, None),
+    ("exit at import", "import sys\nsys.exit(3)\n", None),
+]
+
+
+def test_template_stub_gets_zero_with_a_friendly_message():
+    report = grade(Path(__file__).parents[1] / "student_template" / "granularGas.py")
+    assert report.score == 0
+    assert all("not written yet" in r.message for r in report.results)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("def contact_time_grains(x1, x2, v1, v2, R1, R2)\n    return 0\n", "SyntaxError"),
+    ("import sys\nsys.exit(3)\n", "SystemExit"),
+    ("import matplotlib\n", "ModuleNotFoundError"),
+])
+def test_a_file_that_does_not_import_gets_zero_and_says_why(tmp_path, text, fragment):
+    path = tmp_path / "granularGas.py"
+    path.write_text(text)
+    report = grade(path)
+    assert report.score == 0 and fragment in report.import_error
+
+
+def test_hangs_crashes_and_missing_functions_cost_only_their_function(tmp_path):
+    text = TEXTBOOK.read_text()
+    text = text.replace("def contact_time_walls(w, x1, v1, R1):\n",
+                        "def contact_time_walls(w, x1, v1, R1):\n    if R1 > 1.5:\n        while True:\n            pass\n")
+    text = text.replace("def contact_solve_wall(wall, x1, v1, r):\n",
+                        "def contact_solve_wall(wall, x1, v1, r):\n    import os\n    os._exit(1)\n")
+    text = text.replace("def contact_time_grains(", "def misspelled_contact_time_grains(")
+    path = tmp_path / "granularGas.py"
+    path.write_text(text)
+    report = grade(path)
+    table = report.by_function()
+    messages = {r.prop.function: r.message for r in report.results if r.status == "failed"}
+    assert "did not return within" in messages["contact_time_walls"]
+    assert "exit code 1" in messages["contact_solve_wall"]
+    assert "defines no function contact_time_grains" in messages["contact_time_grains"]
+    for name in ("minimum_contact_time", "contact_solve_grains", "update"):
+        assert table[name][0] == table[name][1], messages.get(name)
+
+
+def test_grading_is_deterministic(tmp_path):
+    path = mutate(tmp_path, TEXTBOOK, BUGS[0][3])
+    first, second = grade(path), grade(path)
+    assert [(r.status, r.message) for r in first.results] == [(r.status, r.message) for r in second.results]
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def test_check_command_exit_codes_and_results_json(tmp_path):
+    buggy = mutate(tmp_path, TEXTBOOK, BUGS[0][3])
+    done = run_cli("check", str(buggy), "--json", str(tmp_path / "out" / "results.json"))
+    assert done.returncode == 1, done.stderr
+    assert "FAILED contact_time_grains" in done.stdout and "from granularGas import" in done.stdout
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["max_score"] == 100 and 0 < results["score"] < 100
+    for test in results["tests"]:
+        assert {"name", "score", "max_score", "status", "output", "tags"} <= set(test)
+        assert test["status"] in ("passed", "failed") and test["tags"][0] in FUNCTION_NAMES
+    assert run_cli("check", str(VECTORISED)).returncode == 0
+    for bad in (str(tmp_path / "missing.py"), str(tmp_path), str(tmp_path / "out" / "results.json")):
+        done = run_cli("check", bad)
+        assert done.returncode == 2 and "Traceback" not in done.stderr and "granular-grade:" in done.stderr
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("[points]\nupdate = 'many'\n", "must be a number"),
+    ("[points]\nupdat = 5\n", "not a function of the assignment"),
+    ("points = 3\n", "[points] table"),
+    ("[points\n", "not valid TOML"),
+])
+def test_malformed_rubric_is_refused_clearly(tmp_path, text, fragment):
+    (tmp_path / "rubric.toml").write_text(text)
+    done = run_cli("check", str(VECTORISED), "--rubric", str(tmp_path / "rubric.toml"))
+    assert done.returncode == 2 and fragment in done.stderr and "Traceback" not in done.stderr
+
+
+def test_rubric_changes_the_points(tmp_path):
+    from grader import rubric
+
+    (tmp_path / "rubric.toml").write_text("[points]\ncontact_solve_grains = 40\n")
+    points = rubric.load(tmp_path / "rubric.toml")
+    report = grade(mutate(tmp_path, TEXTBOOK, BUGS[16][3]), points)
+    assert report.max_score == pytest.approx(125.0)
+    assert report.by_function()["contact_solve_grains"][1] == pytest.approx(40.0)

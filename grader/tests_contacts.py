@@ -50,12 +50,16 @@ def check_grain_no_contact(sb: Sandbox, case: S.GrainPair) -> None:
 
 
 @st.composite
+def similarities(draw):
+    """(rotation matrix, shift, length scale, speed scale): a change of frame and units."""
+    return rotation(draw(S.angles)), draw(S.vectors()), draw(st.floats(0.2, 5.0)), draw(st.floats(0.2, 5.0))
+
+
+@st.composite
 def transformed_pairs(draw):
     """A colliding pair seen swapped, moved, turned and rescaled, with its answer."""
     case = draw(S.colliding_pairs())
-    turn = rotation(draw(S.angles))
-    shift = draw(S.vectors())
-    length, speed = draw(st.floats(0.2, 5.0)), draw(st.floats(0.2, 5.0))
+    turn, shift, length, speed = draw(similarities())
     x1, x2 = (turn @ x * length + shift for x in (case.x1, case.x2))
     v1, v2 = (turn @ v * speed for v in (case.v1, case.v2))
     R1, R2 = case.R1 * length, case.R2 * length
@@ -101,9 +105,7 @@ def reshaped_walls(draw):
 @st.composite
 def transformed_walls(draw):
     case = draw(S.colliding_walls())
-    turn = rotation(draw(S.angles))
-    shift = draw(S.vectors())
-    length, speed = draw(st.floats(0.2, 5.0)), draw(st.floats(0.2, 5.0))
+    turn, shift, length, speed = draw(similarities())
     w = np.array([turn @ p * length + shift for p in case.w])
     return S.WallCase(w, turn @ case.x1 * length + shift, turn @ case.v1 * speed, case.R1 * length,
                       case.expected * length / speed)

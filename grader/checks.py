@@ -156,11 +156,17 @@ def pair_overlap_during(x: np.ndarray, v: np.ndarray, R: np.ndarray, t_end: floa
     return worst
 
 
-def wall_distance(wall: np.ndarray, point: np.ndarray) -> float:
-    """Distance from a point to the infinite line through the wall's two points."""
+def wall_tangent(wall: np.ndarray) -> np.ndarray:
+    """Unit vector along the wall line, from its first point to its second."""
+    t = wall[1] - wall[0]
+    return t / np.hypot(*t)
+
+
+def wall_height(wall: np.ndarray, point: np.ndarray) -> float:
+    """Signed distance from the wall line to a point (the sign tells the side)."""
     t = wall[1] - wall[0]
     s = point - wall[0]
-    return abs(t[0] * s[1] - t[1] * s[0]) / np.hypot(*t)
+    return (t[0] * s[1] - t[1] * s[0]) / np.hypot(*t)
 
 
 def rotation(angle: float) -> np.ndarray:

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from grader import strategies as S
-from grader.checks import Property, fail, fmt, one_float, rotation, unchanged, vector, vector_pair
+from grader.checks import Property, fail, fmt, one_float, rotation, unchanged, vector, vector_pair, wall_tangent
 from grader.sandbox import Sandbox
 from grader.spec import NO_CONTACT
 from grader.tolerances import TIME_RTOL, VELOCITY_RTOL, close
@@ -91,15 +91,19 @@ def check_wall_no_contact(sb: Sandbox, case: S.WallCase) -> None:
     expect_no_contact(tc, CTW, case.kind)
 
 
+def resited(draw, wall: np.ndarray) -> np.ndarray:
+    """The same wall line through two other points: any distance apart, either order."""
+    u = wall_tangent(wall)
+    a = draw(st.floats(-30.0, 30.0))
+    b = a + draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(0.05, 40.0))
+    return np.array([wall[0] + a * u, wall[0] + b * u])
+
+
 @st.composite
 def reshaped_walls(draw):
     """A colliding wall case with the wall's points slid along the line and maybe swapped."""
     case = draw(S.colliding_walls())
-    u = (case.w[1] - case.w[0]) / np.linalg.norm(case.w[1] - case.w[0])
-    a = draw(st.floats(-30.0, 30.0))
-    b = a + draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(0.05, 40.0))
-    w = np.array([case.w[0] + a * u, case.w[0] + b * u])
-    return S.WallCase(w, case.x1, case.v1, case.R1, case.expected)
+    return S.WallCase(resited(draw, case.w), case.x1, case.v1, case.R1, case.expected)
 
 
 @st.composite
@@ -115,7 +119,7 @@ def transformed_walls(draw):
 
 def check_wall_bounce(sb: Sandbox, c: S.WallContact) -> None:
     dv = vector(sb.call(CSW, *c.args).value, CSW, "dv1")
-    u = (c.wall[1] - c.wall[0]) / np.linalg.norm(c.wall[1] - c.wall[0])
+    u = wall_tangent(c.wall)
     n = S.perp(u)
     scale = np.linalg.norm(c.v1) + 1.0
     vn, vt = c.v1 @ n, c.v1 @ u
@@ -130,10 +134,7 @@ def check_wall_bounce(sb: Sandbox, c: S.WallContact) -> None:
 @st.composite
 def reordered_wall_contacts(draw):
     c = draw(S.wall_contacts())
-    u = (c.wall[1] - c.wall[0]) / np.linalg.norm(c.wall[1] - c.wall[0])
-    a = draw(st.floats(-30.0, 30.0))
-    b = a + draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(0.05, 40.0))
-    return S.WallContact(np.array([c.wall[0] + a * u, c.wall[0] + b * u]), c.x1, c.v1, c.r)
+    return S.WallContact(resited(draw, c.wall), c.x1, c.v1, c.r)
 
 
 # -- contact_solve_grains --------------------------------------------------------

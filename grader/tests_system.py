@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from grader import strategies as S
 from grader import wire
-from grader.checks import Property, fail, fmt, pair_overlap_during, time_and_index
+from grader.checks import Property, fail, fmt, pair_overlap_during, time_and_index, wall_height
 from grader.sandbox import Returned, Sandbox
 from grader.scenarios import Scenario, box_walls, random_gas
 from grader.spec import NO_CONTACT, wall_number
@@ -32,13 +32,6 @@ def gases(n_max: int = 12, speed: float = 1.0, r=S.restitutions) -> st.SearchStr
 
 def args_of(gas: Scenario, index_old=(-1, -1)) -> tuple:
     return (gas.x, gas.v, gas.R, gas.w, np.array(index_old, dtype=int))
-
-
-def wall_height(wall: np.ndarray, x: np.ndarray) -> float:
-    """Signed distance of x from the wall line (sign: which side)."""
-    t = wall[1] - wall[0]
-    s = x - wall[0]
-    return (t[0] * s[1] - t[1] * s[0]) / np.hypot(*t)
 
 
 def check_is_earliest(gas: Scenario, tc: float, index, excluded=None) -> None:

@@ -1,22 +1,27 @@
 """Command line: a thin layer over importable main functions.
 
     python -m grader check PATH/granularGas.py [--json FILE] [--rubric FILE]
+    python -m grader batch SUBMISSIONS --out OUT [--jobs N] [--assignment NAME] [--force]
     python -m grader student-kit --out DIR
 
 Exit codes of check: 0 every test passed, 1 some failed, 2 the grader could
-not run (bad path, not a Python file, malformed rubric).
+not run (bad path, not a Python file, malformed rubric). Of batch: 0 every
+submission graded (whatever its score), 1 some could not be graded (their
+status says why), 2 unusable arguments, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from grader import rubric
 from grader.sandbox import Limits
 
-EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class UsageError(Exception):
@@ -34,21 +39,82 @@ def submission_path(text: str) -> Path:
     return path
 
 
+def make_limits(call_seconds: float = Limits.call_seconds, memory_mb: int = Limits.memory_bytes // 1024**2,
+                processes: int = Limits.processes, namespaces: bool = True,
+                import_seconds: float = Limits.import_seconds) -> Limits:
+    """Limits from command-line values, each checked."""
+    if not call_seconds > 0:
+        raise UsageError(f"--timeout {call_seconds}: give a number of seconds > 0")
+    if not import_seconds > 0:
+        raise UsageError(f"--import-timeout {import_seconds}: give a number of seconds > 0")
+    if memory_mb < 200:
+        raise UsageError(f"--memory-mb {memory_mb}: numpy alone needs about 100 MB; give at least 200")
+    if processes < 1:
+        raise UsageError(f"--processes {processes}: give at least 1")
+    return replace(Limits(), call_seconds=call_seconds, memory_bytes=memory_mb * 1024**2, processes=processes,
+                   namespaces=namespaces, import_seconds=import_seconds)
+
+
 def check_main(path: str, json_path: str | None = None, rubric_path: str | None = None,
-               call_seconds: float = Limits.call_seconds) -> int:
+               limits: Limits = Limits(), hide: list[str] | None = None, quiet: bool = False) -> int:
     """Grade one file, print the report, maybe write results.json; the exit code."""
     from grader import report, runner
 
     submission = submission_path(path)
     points = rubric.load(rubric_path)
-    if call_seconds <= 0:
-        raise UsageError(f"--timeout {call_seconds}: give a number of seconds > 0")
-    grade = runner.grade(submission, points, Limits(call_seconds=call_seconds))
-    print(report.as_text(grade), end="")
+    grade = runner.grade(submission, points, limits, hide=tuple(Path(h) for h in hide or ()))
+    if not quiet:
+        print(report.as_text(grade), end="")
     if json_path:
         report.write_json(grade, json_path)
-        print(f"results written to {json_path}")
+        if not quiet:
+            print(f"results written to {json_path}")
     return EXIT_PASSED if grade.all_passed and not grade.import_error else EXIT_FAILED
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: str | None = None,
+               force: bool = False, rubric_path: str | None = None, limits: Limits = Limits()) -> int:
+    """Grade a folder of submissions; print the grades table; the exit code."""
+    from grader import batch, submissions as found
+
+    try:
+        entries = found.discover(Path(submissions), assignment, exclude=(Path(out),))
+    except found.DiscoveryError as exc:
+        raise UsageError(str(exc)) from None
+    options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path))
+    if jobs is not None:
+        options.jobs = jobs
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        outcomes = batch.run(entries, Path(submissions), Path(out), options)
+    except batch.BatchError as exc:
+        raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        print(f"interrupted: the grades finished so far are in {Path(out) / 'grades.csv'}; run the same "
+              "command again to grade the rest", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(grades_table(outcomes), end="")
+    print(f"\ngrades: {Path(out) / 'grades.csv'}   summary: {Path(out) / 'summary.html'}   "
+          f"feedback: {Path(out) / '<student>' / 'feedback.html'}")
+    ungraded = [o for o in outcomes if o.results is None]
+    return EXIT_FAILED if ungraded else EXIT_PASSED
+
+
+def grades_table(outcomes: list) -> str:
+    """The grades as an aligned text table."""
+    from grader.batch import CSV_COLUMNS
+
+    short = {"contact_time_grains": "ctg", "contact_time_walls": "ctw", "minimum_contact_time": "mct",
+             "contact_solve_grains": "csg", "contact_solve_wall": "csw", "update": "update"}
+    header = [short.get(c, c) for c in CSV_COLUMNS]
+    rows = [[str(o.row.get(c, "")) for c in CSV_COLUMNS] for o in outcomes]
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+    return "\n".join(lines) + "\n"
 
 
 def kit_main(out: str) -> int:
@@ -62,6 +128,20 @@ def kit_main(out: str) -> int:
     return EXIT_PASSED
 
 
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    limits = parser.add_argument_group("limits of the submission's process")
+    limits.add_argument("--timeout", type=float, default=Limits.call_seconds, metavar="S",
+                        help="seconds allowed for one call of a function (default %(default)s)")
+    limits.add_argument("--import-timeout", type=float, default=Limits.import_seconds, metavar="S",
+                        help="seconds allowed to import the file (default %(default)s)")
+    limits.add_argument("--memory-mb", type=int, default=Limits.memory_bytes // 1024**2, metavar="MB",
+                        help="address space of the submission's process (default %(default)s)")
+    limits.add_argument("--processes", type=int, default=Limits.processes, metavar="N",
+                        help="processes the submission may run at once (default %(default)s)")
+    limits.add_argument("--no-namespaces", action="store_true",
+                        help="do not use Linux namespaces even where permitted (resource limits only)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="granular-grade", description="Grade granularGas.py submissions.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -69,15 +149,30 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("path", help="the granularGas.py to grade")
     check.add_argument("--json", dest="json_path", metavar="FILE", help="write Gradescope results.json here")
     check.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/rubric.py)")
-    check.add_argument("--timeout", type=float, default=Limits.call_seconds, metavar="S",
-                       help="seconds allowed for one call of a function (default %(default)s)")
+    check.add_argument("--quiet", action="store_true", help="print nothing (with --json)")
+    check.add_argument("--hide", action="append", metavar="DIR", help="a folder the submission must not see")
+    _limit_options(check)
+    batch = commands.add_parser("batch", help="grade a folder of submissions in parallel")
+    batch.add_argument("submissions", help="folder with <student>/granularGas.py, <student>.py, or nbgrader's "
+                                           "submitted/<student>/<assignment>/granularGas.py")
+    batch.add_argument("--out", required=True, metavar="OUT", help="folder for grades.csv, summary.html and "
+                                                                   "<student>/ results and feedback")
+    batch.add_argument("--jobs", type=int, metavar="N", help="submissions graded at once (default: all cores)")
+    batch.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment name (nbgrader layout)")
+    batch.add_argument("--force", action="store_true", help="regrade submissions that have not changed")
+    batch.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/rubric.py)")
+    _limit_options(batch)
     kit = commands.add_parser("student-kit", help="build what students download (no reference inside)")
     kit.add_argument("--out", required=True, metavar="DIR", help="folder to write the kit into")
     args = parser.parse_args(argv)
     try:
+        if args.command == "student-kit":
+            return kit_main(args.out)
+        limits = make_limits(args.timeout, args.memory_mb, args.processes, not args.no_namespaces,
+                             args.import_timeout)
         if args.command == "check":
-            return check_main(args.path, args.json_path, args.rubric, args.timeout)
-        return kit_main(args.out)
+            return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet)
+        return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits)
     except (UsageError, rubric.RubricError) as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -54,6 +54,13 @@ def as_gradescope(report: GradeReport) -> dict:
         "execution_time": round(report.seconds, 2),
         "output": report.import_error or "",
         "tests": tests,
+        "extra_data": {
+            "status": report.status,
+            "functions": {name: [round(a, 4), round(b, 4)] for name, (a, b) in report.by_function().items()},
+            "hidden_tests_run": report.hidden_run,
+            "protections": list(report.protections),
+            "printed": report.output,
+        },
     }
 
 

@@ -18,7 +18,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from grader import oracle, rubric, spec
 from grader.checks import Discard, Property, PropertyFailed, fmt
-from grader.sandbox import Limits, Sandbox, SubmissionError
+from grader.sandbox import CallTimeout, ChildDied, Limits, Sandbox, SubmissionError
 
 
 def all_properties(hidden: bool) -> list[Property]:
@@ -54,6 +54,10 @@ class GradeReport:
     output: str = ""
     seconds: float = 0.0
     points: dict[str, float] = field(default_factory=rubric.default_points)
+    #: "graded", or what went wrong: "timeout at import", "crashed: update", ...
+    status: str = "graded"
+    #: The operating-system protections that fenced the submission in.
+    protections: tuple[str, ...] = ()
 
     @property
     def score(self) -> float:
@@ -140,15 +144,30 @@ def snippet(calls: list[tuple[str, tuple]]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def status_of(sandbox: Sandbox) -> str:
+    """One phrase for the grades table: graded, or how the submission broke."""
+    kinds = {CallTimeout: "timeout", ChildDied: "crashed"}
+    if sandbox.import_failure is not None:
+        return f"{kinds.get(type(sandbox.import_failure), 'error')} at import"
+    parts = []
+    for kind in ("timeout", "crashed"):
+        names = [n for n in spec.FUNCTION_NAMES if kinds.get(type(sandbox.broken.get(n))) == kind]
+        if names:
+            parts.append(f"{kind}: {', '.join(names)}")
+    return "; ".join(parts) or "graded"
+
+
 def grade(
     path: str | Path,
     points: dict[str, float] | None = None,
     limits: Limits = Limits(),
     hidden: bool | None = None,
+    hide: tuple[Path, ...] = (),
 ) -> GradeReport:
     """Grade the granularGas.py at ``path``.
 
     hidden: run the hidden tests (None: whenever the reference is installed).
+    hide: folders the submission must not see (other submissions, the output).
     """
     points = points or rubric.default_points()
     hidden = oracle.available() if hidden is None else hidden
@@ -156,7 +175,7 @@ def grade(
     per_function = {name: sum(p.function == name for p in properties) for name in spec.FUNCTION_NAMES}
     started = time.monotonic()
     results: list[TestResult] = []
-    with Sandbox(path, limits) as sandbox:
+    with Sandbox(path, limits, hide) as sandbox:
         if hidden:
             # Each function is graded on its own: its calls to the other five
             # are answered by the reference, so one bug costs points once.
@@ -168,5 +187,5 @@ def grade(
             results.append(TestResult(prop, "failed" if message else "passed", 0.0 if message else weight, weight,
                                       message, repro, time.monotonic() - t0))
         report = GradeReport(str(path), results, hidden, sandbox.import_error, sandbox.output(),
-                             time.monotonic() - started, points)
+                             time.monotonic() - started, points, status_of(sandbox), sandbox.protections)
     return report

@@ -3,7 +3,8 @@
 The submission is imported by :mod:`grader.sandbox_child` in a child started
 with ``python -I -S`` in its own session, with resource limits, a private
 working folder and a sys.path of the standard library, numpy and the
-submission only. Every call has a wall-clock limit; a call that hangs or
+submission only; where Linux permits, inside namespaces that hide everything
+else (see :mod:`grader.isolation`). Every call has a wall-clock limit; a call that hangs or
 kills the child costs that function only: the child is restarted for the
 others, and the broken function fails its remaining tests without being
 called again.
@@ -11,6 +12,8 @@ called again.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib.util
 import json
 import os
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from grader import spec, wire
+from grader import isolation, spec, wire
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
 
@@ -40,6 +43,12 @@ class Limits:
     memory_bytes: int = 2 * 1024**3
     cpu_seconds: int = 600
     file_bytes: int = 1024**2
+    processes: int = 32
+    #: Wall time one function may use over all its calls (a slow function
+    #: must not make the batch crawl, one call just under the limit at a time).
+    function_seconds: float = 120.0
+    #: Use Linux namespaces when the machine permits (off: resource limits only).
+    namespaces: bool = True
 
 
 class SubmissionError(Exception):
@@ -76,7 +85,7 @@ class Returned:
     args_after: tuple
 
 
-def _library_dir(root: Path) -> Path:
+def _library_dir(root: Path, site_inside: str) -> Path:
     """A folder with links to numpy only: the child's sole site-packages."""
     lib = root / "lib"
     lib.mkdir()
@@ -84,13 +93,31 @@ def _library_dir(root: Path) -> Path:
     site = Path(origin).parent
     for name in ("numpy", "numpy.libs"):
         if (site / name).exists():
-            (lib / name).symlink_to(site / name)
+            (lib / name).symlink_to(Path(site_inside) / name)
     return lib
 
 
-def _limit_child(limits: Limits) -> None:
+def _package_dirs() -> list[Path]:
+    """The grader and the reference on disk: hidden from the child."""
+    dirs = [Path(__file__).resolve().parent]
+    found = importlib.util.find_spec("reference")
+    if found is not None and found.submodule_search_locations:
+        dirs += [Path(d).resolve() for d in found.submodule_search_locations]
+    return dirs
+
+
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" else None
+_PR_SET_PDEATHSIG = 1
+
+
+def _limit_child(limits: Limits, nproc: int | None) -> None:
     """Runs in the child between fork and exec."""
     os.setsid()
+    if _LIBC is not None:
+        # If the grader dies (killed, interrupted), the submission dies too.
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if nproc is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
@@ -102,21 +129,35 @@ def _limit_child(limits: Limits) -> None:
 class Sandbox:
     """A submission imported in a child process, called function by function."""
 
-    def __init__(self, path: str | os.PathLike, limits: Limits = Limits()):
+    def __init__(self, path: str | os.PathLike, limits: Limits = Limits(), hide: tuple[Path, ...] = ()):
+        """hide: folders the submission must not see (other submissions, the output)."""
         self.path = Path(path)
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="granular-grader-"))
-        self.lib = _library_dir(self.root)
+        self.guard = isolation.wrap(self.root, [*_package_dirs(), *map(Path, hide)], limits.processes,
+                                    limits.namespaces)
+        self.lib = _library_dir(self.root, self.guard.site)
         self.work = self.root / "work"
         self.work.mkdir()
         shutil.copyfile(self.path, self.work / "granularGas.py")
+        shutil.copyfile(CHILD, self.root / "child.py")
+        for mountpoint in ("python", "site"):
+            (self.root / mountpoint).mkdir()
+        if self.guard.uid is not None:
+            self.root.chmod(0o755)
+            for p in (self.work, self.work / "granularGas.py"):
+                os.chown(p, self.guard.uid, self.guard.uid)
+        #: What fenced the submission in, for the report.
+        self.protections = self.guard.protections
         self.process: subprocess.Popen | None = None
         self.functions: set[str] = set()
         self.import_error: str | None = None
+        self.import_failure: SubmissionError | None = None
         self.broken: dict[str, SubmissionError] = {}
         #: The call that broke each broken function, to reproduce it.
         self.broken_call: dict[str, tuple[str, tuple]] = {}
         self.trace: list[tuple[str, tuple]] = []
+        self.spent: dict[str, float] = {}
         #: Correct versions of the six functions, answering the submission's
         #: calls between its own functions (None: its own functions run).
         self.helpers: dict[str, Callable] | None = None
@@ -130,12 +171,19 @@ class Sandbox:
         self._reply_read, reply_write = os.pipe()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.work), "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        nproc = None
+        if self.guard.nproc_in_preexec:
+            uid = os.geteuid()
+            # Root is exempt; the child's own uid starts from zero processes.
+            extra = 0 if uid == 0 else isolation.process_count(uid)
+            nproc = self.limits.processes + extra
         with open(self.root / "stdout.txt", "ab") as out, open(self.root / "stderr.txt", "ab") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(CHILD), str(req_read), str(reply_write),
-                 str(self.work / "granularGas.py"), json.dumps(spec.FUNCTION_NAMES), str(self.lib)],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.work, env=env,
-                pass_fds=(req_read, reply_write), preexec_fn=lambda: _limit_child(self.limits),
+                [*self.guard.argv, self.guard.python, "-I", "-S", str(self.root / "child.py"), str(req_read),
+                 str(reply_write), str(self.work / "granularGas.py"), json.dumps(spec.FUNCTION_NAMES),
+                 str(self.lib)],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.root if self.guard.argv else self.work, env=env,
+                pass_fds=(req_read, reply_write), preexec_fn=lambda: _limit_child(self.limits, nproc),
             )
         os.close(req_read)
         os.close(reply_write)
@@ -143,14 +191,15 @@ class Sandbox:
         try:
             hello = self._read_reply(self.limits.import_seconds, "importing granularGas.py")
         except SubmissionError as exc:
-            self.import_error = str(exc)
+            self.import_error, self.import_failure = str(exc), exc
             self._stop()
             return
         if not hello.get("ready"):
             self.import_error = f"importing granularGas.py raised {hello.get('error')}: {hello.get('message')}{hello.get('where', '')}"
+            self.import_failure = ImportFailed(self.import_error)
             self._stop()
             return
-        self.import_error = None
+        self.import_error = self.import_failure = None
         self.functions = set(hello.get("functions", []))
 
     def _stop(self) -> None:
@@ -209,7 +258,8 @@ class Sandbox:
         helpers = self.helpers if helpers is None else helpers
         isolate = sorted(set(helpers or ()) - {name})
         request = {"call": name, "args": [wire.encode_arg(a) for a in args], "isolate": isolate}
-        deadline = time.monotonic() + self.limits.call_seconds
+        started = time.monotonic()
+        deadline = started + self.limits.call_seconds
         try:
             self._send(request)
             while True:
@@ -223,6 +273,12 @@ class Sandbox:
             self.broken_call[name] = (name, args)
             self._stop()
             raise error from None
+        finally:
+            self.spent[name] = self.spent.get(name, 0.0) + time.monotonic() - started
+        if self.spent[name] > self.limits.function_seconds and name not in self.broken:
+            self.broken[name] = CallTimeout(f"{name} took more than {self.limits.function_seconds:g} s over all "
+                                            "its calls; it is far too slow")
+            self.broken_call[name] = (name, args)
         if not reply.get("ok"):
             error = reply.get("error", "error")
             hint = ""

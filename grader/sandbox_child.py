@@ -61,14 +61,47 @@ def describe_exception(exc):
     return {"error": type(exc).__name__, "message": message, "where": where}
 
 
+class CappedOutput:
+    """sys.stdout/sys.stderr that keep the first bytes and drop the rest.
+
+    A student's debugging prints must not fail their function when they pass
+    the file size limit; they are just no longer recorded.
+    """
+
+    def __init__(self, stream, limit):
+        self.stream, self.left, self.encoding = stream, limit, "utf-8"
+
+    def write(self, text):
+        text = str(text)
+        if self.left > 0:
+            data = text[: self.left]
+            self.left -= len(data)
+            try:
+                self.stream.write(data if self.left > 0 else data + "\n[further output dropped]\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                self.left = 0
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
 def main():
     request_fd, reply_fd, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    sys.stdout = CappedOutput(sys.stdout, 64 * 1024)
+    sys.stderr = CappedOutput(sys.stderr, 64 * 1024)
     sys.path.append(sys.argv[5])  # numpy only
     requests = os.fdopen(request_fd, "r")
     replies = os.fdopen(reply_fd, "w")
 
+    dumps, loads = json.dumps, json.loads  # the submission may patch the json module
+
     def reply(obj):
-        replies.write(json.dumps(obj) + "\n")
+        replies.write(dumps(obj) + "\n")
         replies.flush()
 
     import importlib.util
@@ -89,7 +122,7 @@ def main():
 
         def call_grader(*args):
             reply({"callback": name, "args": [encode(a) for a in args]})
-            answer = json.loads(requests.readline())
+            answer = loads(requests.readline())
             if "error" in answer:
                 raise ValueError(f"{name} called with bad arguments: {answer['error']}")
             result = [decode(r) for r in answer["result"]]
@@ -101,7 +134,7 @@ def main():
         line = requests.readline()
         if not line:
             return
-        request = json.loads(line)
+        request = loads(line)
         args = [decode(a) for a in request["args"]]
         isolated = request.get("isolate", [])
         # A missing function gets a proxy too: its absence costs its own points only.

@@ -1,0 +1,99 @@
+"""A student's feedback page: one self-contained HTML file, nothing loaded from the network.
+
+Built from the results.json the grader writes (Gradescope's schema with our
+``extra_data``), so the page and the grade can never disagree.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from grader import spec
+
+REPRODUCE = "\n\nTo reproduce:\n"
+
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
+table { border-collapse: collapse; } td, th { padding: .25rem .75rem; border-bottom: 1px solid #ddd; }
+th { text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.full td.num { color: #176317; } tr.lost td.num { color: #a11; font-weight: bold; }
+pre { background: #f6f6f6; padding: .75rem; overflow-x: auto; font-size: .85rem; }
+.failure { border-left: 4px solid #a11; padding-left: 1rem; margin: 1.5rem 0; }
+.status { font-weight: bold; } .small { color: #666; font-size: .85rem; }
+"""
+
+
+def html_document(title: str, body: str, style: str = STYLE) -> str:
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{escape(title)}</title>\n"
+            f"<style>{style}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def points(x: float) -> str:
+    return f"{x:g}" if x == int(x) else f"{x:.2f}"
+
+
+def split_output(output: str) -> tuple[str, str]:
+    """(message, reproduction snippet) of one test's output."""
+    message, _, snippet = output.partition(REPRODUCE)
+    return message, snippet
+
+
+def function_table(results: dict) -> str:
+    functions = results["extra_data"]["functions"]
+    rows = []
+    for name in spec.FUNCTION_NAMES:
+        tests = [t for t in results["tests"] if t["tags"][0] == name]
+        passed = sum(t["status"] == "passed" for t in tests)
+        score, maximum = functions[name]
+        css = "full" if score >= maximum else "lost"
+        rows.append(f"<tr class=\"{css}\"><td><code>{escape(spec.function_spec(name).signature)}</code></td>"
+                    f"<td class=\"num\">{points(score)} / {points(maximum)}</td>"
+                    f"<td class=\"num\">{passed} of {len(tests)} tests passed</td></tr>")
+    return ("<table><tr><th>function</th><th>points</th><th>tests</th></tr>\n" + "\n".join(rows) + "\n</table>")
+
+
+def failures(results: dict) -> str:
+    failed = [t for t in results["tests"] if t["status"] != "passed"]
+    if not failed:
+        return "<p>Every test passed.</p>"
+    parts = []
+    for t in failed:
+        message, snippet = split_output(t["output"])
+        part = (f"<div class=\"failure\"><h3><code>{escape(t['name'])}</code></h3>"
+                f"<p class=\"small\">{escape(t['tags'][1])} test of <code>{escape(t['tags'][0])}</code>, "
+                f"{points(t['max_score'])} points</p><pre>{escape(message)}</pre>")
+        if snippet:
+            part += ("<p>The smallest failing input, ready to paste next to your granularGas.py:</p>"
+                     f"<pre>{escape(snippet)}</pre>")
+        parts.append(part + "</div>")
+    return "\n".join(parts)
+
+
+def page(student: str, results: dict, source: str = "") -> str:
+    """The whole feedback page of one student."""
+    extra = results["extra_data"]
+    body = [f"<h1>granularGas.py: feedback for {escape(student)}</h1>",
+            f"<p><span class=\"status\">{points(results['score'])} / {points(results['max_score'])} points</span>"
+            f" &middot; {escape(extra['status'])} &middot; graded in {results.get('execution_time', 0):g} s</p>"]
+    if results.get("output"):
+        body.append(f"<pre>{escape(results['output'])}</pre>")
+    body += ["<h2>Points per function</h2>", function_table(results), "<h2>What failed, and why</h2>",
+             failures(results)]
+    passed = [t for t in results["tests"] if t["status"] == "passed"]
+    if passed:
+        items = "".join(f"<li><code>{escape(t['name'])}</code>: {escape(split_output(t['output'])[0])}</li>"
+                        for t in passed)
+        body.append(f"<details><summary>{len(passed)} tests passed</summary><ul>{items}</ul></details>")
+    if not extra.get("hidden_tests_run", True):
+        body.append("<p class=\"small\">Public tests only: the hidden tests run when your submission is graded.</p>")
+    if extra.get("printed"):
+        body.append(f"<details><summary>What your file printed</summary><pre>{escape(extra['printed'])}</pre>"
+                    "</details>")
+    if source:
+        body.append(f"<details><summary>The file that was graded (sha256 {escape(extra.get('sha256', '')[:12])})"
+                    f"</summary><pre>{escape(source)}</pre></details>")
+    if extra.get("protections"):
+        items = "".join(f"<li>{escape(p)}</li>" for p in extra["protections"])
+        body.append(f"<details class=\"small\"><summary>How your code was run</summary><ul>{items}</ul></details>")
+    return html_document(f"Feedback for {student}", "\n".join(body))

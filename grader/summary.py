@@ -1,0 +1,96 @@
+"""The TA's summary page of a batch: distribution, pass rates, problems, slowest.
+
+Self-contained like the feedback pages: the plot is inline SVG.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import statistics
+from html import escape
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from grader import spec
+from grader.feedback import html_document, points
+
+if TYPE_CHECKING:
+    from grader.batch import Outcome
+
+
+def distribution_svg(scores: list[float], maximum: float) -> str:
+    """Histogram of the scores as an inline SVG element."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 2.8))
+    ax = fig.subplots()
+    bins = [maximum * k / 10 for k in range(11)] if maximum > 0 else 10
+    ax.hist(scores, bins=bins, color="#3b6ea8", edgecolor="white")
+    ax.set_xlabel("score")
+    ax.set_ylabel("students")
+    ax.set_xlim(0, maximum or 1)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    fig.tight_layout()
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    svg = buffer.getvalue()
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)  # RDF boilerplate
+    return svg[svg.index("<svg"):]
+
+
+def pass_rates(graded: list[Outcome]) -> list[tuple[str, str, int, int]]:
+    """(test, function, passed, total) for every test, the least passed first."""
+    counts: dict[str, list] = {}
+    for o in graded:
+        for t in o.results["tests"]:
+            entry = counts.setdefault(t["name"], [t["tags"][0], 0, 0])
+            entry[1] += t["status"] == "passed"
+            entry[2] += 1
+    order = {name: k for k, name in enumerate(spec.FUNCTION_NAMES)}
+    rows = [(name, f, p, n) for name, (f, p, n) in counts.items()]
+    return sorted(rows, key=lambda r: (r[2] / r[3], order.get(r[1], 99), r[0]))
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "\n".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>\n{body}\n</table>"
+
+
+def page(outcomes: list[Outcome]) -> str:
+    graded = [o for o in outcomes if o.results is not None]
+    scores = [o.results["score"] for o in graded]
+    maximum = max((o.results["max_score"] for o in graded), default=0.0)
+    body = ["<h1>granular-grader: batch summary</h1>",
+            f"<p>{len(outcomes)} students, {len(graded)} graded"
+            + (f"; mean {statistics.mean(scores):.1f}, median {statistics.median(scores):g} of {points(maximum)}"
+               if scores else "") + "</p>"]
+    if scores:
+        body += ["<h2>Score distribution</h2>", distribution_svg(scores, maximum)]
+    problems = [o for o in outcomes if o.status != "graded"]
+    body.append("<h2>Timeouts, crashes and other problems</h2>")
+    body.append(_table(["student", "status"], [[escape(o.student), escape(o.status)] for o in problems])
+                if problems else "<p>None.</p>")
+    rows = []
+    for o in sorted(outcomes, key=lambda o: o.student):
+        link = escape(o.student)
+        if o.results is not None:
+            link = f"<a href=\"{quote(o.student)}/feedback.html\">{link}</a>"
+        score = "" if o.results is None else f"{points(o.results['score'])} / {points(o.results['max_score'])}"
+        functions = ([""] * len(spec.FUNCTION_NAMES) if o.results is None else
+                     [points(o.results["extra_data"]["functions"][n][0]) for n in spec.FUNCTION_NAMES])
+        rows.append([link, score, *functions, escape(o.status)])
+    body += ["<h2>Grades</h2>", _table(["student", "score", *spec.FUNCTION_NAMES, "status"], rows)]
+    if graded:
+        rates = [[f"<code>{escape(name)}</code>", escape(function), f"{passed} / {total}",
+                  f"{100 * passed / total:.0f} %"] for name, function, passed, total in pass_rates(graded)]
+        body += ["<h2>Pass rate of every test</h2>", _table(["test", "function", "passed", "rate"], rates)]
+        slowest = sorted(graded, key=lambda o: -o.results.get("execution_time", 0))[:10]
+        body += ["<h2>Slowest to grade</h2>",
+                 _table(["student", "seconds"], [[escape(o.student), f"{o.results.get('execution_time', 0):g}"]
+                                                 for o in slowest])]
+    return html_document("Batch summary", "\n".join(body))

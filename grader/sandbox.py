@@ -139,14 +139,16 @@ class Sandbox:
         self.lib = _library_dir(self.root, self.guard.site)
         self.work = self.root / "work"
         self.work.mkdir()
-        shutil.copyfile(self.path, self.work / "granularGas.py")
+        # Outside the working folder: under its own uid, the submission cannot
+        # rewrite the file it is graded on.
+        self.source = self.root / "granularGas.py"
+        shutil.copyfile(self.path, self.source)
         shutil.copyfile(CHILD, self.root / "child.py")
         for mountpoint in ("python", "site"):
             (self.root / mountpoint).mkdir()
         if self.guard.uid is not None:
             self.root.chmod(0o755)
-            for p in (self.work, self.work / "granularGas.py"):
-                os.chown(p, self.guard.uid, self.guard.uid)
+            os.chown(self.work, self.guard.uid, self.guard.uid)
         #: What fenced the submission in, for the report.
         self.protections = self.guard.protections
         self.process: subprocess.Popen | None = None
@@ -180,9 +182,10 @@ class Sandbox:
         with open(self.root / "stdout.txt", "ab") as out, open(self.root / "stderr.txt", "ab") as err:
             self.process = subprocess.Popen(
                 [*self.guard.argv, self.guard.python, "-I", "-S", str(self.root / "child.py"), str(req_read),
-                 str(reply_write), str(self.work / "granularGas.py"), json.dumps(spec.FUNCTION_NAMES),
+                 str(reply_write), str(self.source), json.dumps(spec.FUNCTION_NAMES),
                  str(self.lib)],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.root if self.guard.argv else self.work, env=env,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.root if self.guard.argv else self.work,
+                env=env,
                 pass_fds=(req_read, reply_write), preexec_fn=lambda: _limit_child(self.limits, nproc),
             )
         os.close(req_read)

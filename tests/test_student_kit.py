@@ -122,12 +122,17 @@ def test_ci_runs_the_readme_test_command():
     assert 'pip install -e ".[test]"' in setup
 
 
-def test_quick_start_main_job_runs(tmp_path):
+def test_quick_start_main_job_grades_the_examples(tmp_path):
     setup = quick_start_blocks()[0].strip()
     # The install half already ran (we are importing the package); run the job.
     job = shlex.split(setup.split("&&", 1)[1])
-    out = tmp_path / "demo.gif"
-    job[job.index("--save") + 1] = str(out)
-    done = subprocess.run(job, capture_output=True, text=True, env=headless_env(), timeout=300, cwd=ROOT)
+    out = tmp_path / "batch"
+    job[job.index("--out") + 1] = str(out)
+    done = subprocess.run(job, capture_output=True, text=True, env=headless_env(), timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert out.stat().st_size > 10_000
+    table = {line.split()[0]: line for line in done.stdout.splitlines()[1:] if line.strip()}
+    assert table["ada"].split()[1] == "100" and 0 < float(table["ben"].split()[1]) < 100
+    assert table["cleo"].endswith("error at import") and table["dan"].endswith("timeout: update")
+    assert table["eve"].split()[1] == "0"
+    assert (out / "grades.csv").exists() and (out / "summary.html").exists()
+    assert all((out / s / "feedback.html").exists() for s in ("ada", "ben", "cleo", "dan", "eve"))

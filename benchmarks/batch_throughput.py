@@ -1,0 +1,87 @@
+"""Wall time and throughput of a batch of 40+ submissions on 1 and 2 jobs.
+
+    python benchmarks/batch_throughput.py [--jobs 1 2] [--copies 1]
+
+The folder holds the two correct variants of the test corpus, its 24
+single-bug mutations, the five sample submissions of examples/ and hostile
+ones (hangs at import and in a function, a fork bomb, a memory bomb, an
+output flood, os._exit, killing its parent, the network, an unpickling bomb,
+a float that equals anything): 41 files, each graded from scratch (--force).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grader import batch  # noqa: E402
+from grader.submissions import discover  # noqa: E402
+from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate  # noqa: E402
+from tests.test_hostile import hostile  # noqa: E402
+
+HOSTILE = {
+    "hang_at_import": ("while True:\n    pass\n", ""),
+    "sleep_in_function": ("", "time.sleep(3600)"),
+    "fork_bomb": ("", "while True:\n    os.fork()"),
+    "memory_bomb": ("", "hog = [bytearray(10**8) for _ in range(100)]"),
+    "flood": ("for _ in range(10**5):\n    print('x' * 100)\n", "print('y' * 10**6)"),
+    "exit_at_import": ("os._exit(0)\n", ""),
+    "kill_parent": ("", "os.kill(os.getppid(), 9)\nos.kill(-1, 9)"),
+    "network": ("import socket\ntry:\n    socket.create_connection(('pypi.org', 443), timeout=2)\n"
+                "except OSError:\n    pass\n", ""),
+    "unpickle_bomb": ("class Bomb:\n    def __reduce__(self):\n        return (os.system, ('true',))\n",
+                      "return Bomb()"),
+    "liar_float": ("class Liar(float):\n    __eq__ = lambda s, o: True\n", "return Liar(1.0)"),
+}
+
+
+def build(folder: Path, copies: int) -> int:
+    for copy in range(copies):
+        (folder / f"correct_textbook_{copy}.py").write_text(TEXTBOOK.read_text())
+        (folder / f"correct_vectorised_{copy}.py").write_text(VECTORISED.read_text())
+        for k, (_, source, _, changes) in enumerate(BUGS):
+            mutate(folder, source, changes, name=f"bug{k:02d}_{copy}.py")
+        for name, (at_import, in_wall) in HOSTILE.items():
+            hostile(folder, at_import, in_wall, name=f"{name}_{copy}.py")
+        for example in sorted((ROOT / "examples" / "submissions").iterdir()):
+            source = example / "granularGas.py" if example.is_dir() else example
+            (folder / f"example_{example.stem}_{copy}.py").write_text(source.read_text())
+    return len(list(folder.glob("*.py")))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--copies", type=int, default=1, help="copies of the whole set (41 files each)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = Path(tmp) / "subs"
+        subs.mkdir()
+        count = build(subs, args.copies)
+        print(f"{count} submissions")
+        print(f"{'jobs':>4} {'wall s':>8} {'per min':>8} {'median s':>9} {'max s':>7}  statuses")
+        for jobs in args.jobs:
+            out = Path(tmp) / f"out{jobs}"
+            options = batch.Options(jobs=jobs, force=True)
+            started = time.perf_counter()
+            outcomes = batch.run(discover(subs), subs, out, options, io.StringIO())
+            wall = time.perf_counter() - started
+            seconds = [o.results["execution_time"] for o in outcomes if o.results]
+            statuses: dict[str, int] = {}
+            for o in outcomes:
+                key = o.status.split(":")[0]
+                statuses[key] = statuses.get(key, 0) + 1
+            print(f"{jobs:>4} {wall:8.1f} {60 * len(outcomes) / wall:8.1f} {statistics.median(seconds):9.2f} "
+                  f"{max(seconds):7.2f}  {statuses}")
+
+
+if __name__ == "__main__":
+    main()

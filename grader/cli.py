@@ -77,7 +77,8 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: str | None = None,
-               force: bool = False, rubric_path: str | None = None, limits: Limits = Limits()) -> int:
+               force: bool = False, rubric_path: str | None = None, limits: Limits = Limits(),
+               submission_seconds: float = 900.0) -> int:
     """Grade a folder of submissions; print the grades table; the exit code."""
     from grader import batch, submissions as found
 
@@ -85,7 +86,10 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
         entries = found.discover(Path(submissions), assignment, exclude=(Path(out),))
     except found.DiscoveryError as exc:
         raise UsageError(str(exc)) from None
-    options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path))
+    if not submission_seconds > 0:
+        raise UsageError(f"--submission-timeout {submission_seconds}: give a number of seconds > 0")
+    options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path),
+                            submission_seconds=submission_seconds)
     if jobs is not None:
         options.jobs = jobs
     signal.signal(signal.SIGTERM, _interrupt)
@@ -161,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     batch.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment name (nbgrader layout)")
     batch.add_argument("--force", action="store_true", help="regrade submissions that have not changed")
     batch.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/rubric.py)")
+    batch.add_argument("--submission-timeout", type=float, default=900.0, metavar="S",
+                       help="seconds for the whole grading of one submission (default %(default)s)")
     _limit_options(batch)
     kit = commands.add_parser("student-kit", help="build what students download (no reference inside)")
     kit.add_argument("--out", required=True, metavar="DIR", help="folder to write the kit into")
@@ -172,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
                              args.import_timeout)
         if args.command == "check":
             return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet)
-        return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits)
+        return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
+                          args.submission_timeout)
     except (UsageError, rubric.RubricError) as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

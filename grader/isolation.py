@@ -119,18 +119,28 @@ def wrap(root: Path, hide: list[Path], nproc: int, use_namespaces: bool = True) 
     binds: list[str] = []  # source, name in the sandbox folder, ...
     uid = None
     tail: list[str]
+    covered = root.parent.resolve()
+
+    def reachable(path: Path) -> bool:
+        """Can the child open ``path`` as it is (not hidden, not closed to it)?"""
+        return not path.resolve().is_relative_to(covered) and (os.geteuid() != 0 or _readable_by_others(path))
+
+    # The interpreter and numpy may sit where the child cannot go (under
+    # /root, or in the temporary folder that is hidden): bind them, read-only,
+    # into the sandbox.
+    prefix = Path(sys.base_prefix).resolve()
+    # The base interpreter, not a venv's copy of it: the child needs no venv.
+    exe = prefix / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    exe = exe.resolve() if exe.exists() else Path(sys.executable).resolve()
+    python = str(exe)
+    if not reachable(exe) and exe.is_relative_to(prefix):
+        binds += [str(prefix), "python"]
+        python = str(root / "python" / exe.relative_to(prefix))
+    if not reachable(Path(site)):
+        binds += [site, "site"]
+        site = str(root / "site")
     if os.geteuid() == 0:
         uid = SANDBOX_UID_BASE + os.getpid()
-        # The interpreter and numpy may sit under a folder only root can
-        # enter (/root/.pyenv): bind them, read-only, into the sandbox.
-        prefix = Path(sys.base_prefix).resolve()
-        exe = Path(sys.executable).resolve()
-        if not _readable_by_others(exe) and exe.is_relative_to(prefix):
-            binds += [str(prefix), "python"]
-            python = str(root / "python" / exe.relative_to(prefix))
-        if not _readable_by_others(Path(site)):
-            binds += [site, "site"]
-            site = str(root / "site")
         # Changing uid clears the parent-death signal: set it again, so the
         # child dies with unshare, which dies with the grader.
         tail = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
@@ -140,9 +150,12 @@ def wrap(root: Path, hide: list[Path], nproc: int, use_namespaces: bool = True) 
         # A nested user namespace drops the powers over the mounts above.
         tail = ["unshare", "--user", "setpriv", "--pdeathsig=SIGKILL", "prlimit", f"--nproc={nproc}:{nproc}"]
         who = "user namespace (no power over the grader's files or mounts)"
-    covered = root.parent.resolve()
     hidden = [p.resolve() for p in hide if p.exists() and p.is_dir()]
-    hidden = [p for p in hidden if not p.is_relative_to(covered) and not root.resolve().is_relative_to(p)]
+    # A bound folder shows its content again at a second place: hide it there too.
+    for source, name in zip(binds[::2], binds[1::2]):
+        hidden += [root / name / p.relative_to(source) for p in hidden if p.is_relative_to(source)]
+    hidden = [p for p in hidden if not (p.is_relative_to(covered) and not p.is_relative_to(root))
+              and not root.resolve().is_relative_to(p)]
     argv = (_unshare_flags() + ["sh", "-c", NAMESPACE_SETUP, "granular-setup", str(root.resolve()), str(covered),
                                 str(len(binds) // 2), *binds, str(len(hidden)), *map(str, hidden)] + tail)
     protections = base + [

@@ -17,6 +17,8 @@ def as_text(report: GradeReport) -> str:
     lines = [f"{report.submission}: {_points(report.score)} / {_points(report.max_score)} points"]
     if report.import_error:
         lines.append(f"  {report.import_error}")
+    elif report.status != "graded":
+        lines.append(f"  {report.status}")
     lines.append("")
     width = max(len(name) for name in report.by_function())
     for name, (score, maximum) in report.by_function().items():

@@ -97,6 +97,18 @@ def test_hang_or_memory_bomb_costs_that_function_only(tmp_path, code, statuses, 
     assert any(fragment in m for m in messages for fragment in fragments), messages
 
 
+def test_a_function_slow_on_every_call_uses_up_its_budget(tmp_path):
+    limits = Limits(call_seconds=2.0, import_seconds=4.0, function_seconds=3.0)
+    with Sandbox(hostile(tmp_path, in_wall="time.sleep(1.2)"), limits) as sandbox:
+        args = (np.array([[0.0, 0.0], [1.0, 0.0]]), np.zeros(2), np.ones(2), 0.5)
+        for _ in range(3):
+            sandbox.call("contact_solve_wall", *args)  # each call is within its own limit
+        with pytest.raises(Exception, match="far too slow"):
+            sandbox.call("contact_solve_wall", *args)
+        assert sandbox.call("contact_solve_grains", np.zeros(2), np.ones(2), np.ones(2), np.zeros(2),
+                            1.0, 1.0, 1.0).value is not None
+
+
 @needs_namespaces
 def test_killing_its_parent_or_every_process_harms_only_itself(tmp_path):
     kills = ("for target, how in ((os.getppid(), os.kill), (-1, os.kill), (0, os.killpg), (1, os.kill)):\n"

@@ -30,7 +30,8 @@ from pathlib import Path
 # Run by ``sh`` inside the new namespaces, as their root, before the child
 # starts. Its cwd is the sandbox folder; it hides the folder that holds every
 # sandbox, then binds its own folder back in place (through /proc/self/cwd,
-# which still points at it), so it sees its own folder and no other.
+# which still points at it), so it sees its own folder and no other; only its
+# working folder inside is writable.
 NAMESPACE_SETUP = r"""
 set -e
 root=$1; cover=$2; shift 2
@@ -39,6 +40,8 @@ while [ "$n" -gt 0 ]; do mount --bind -o ro "$1" "$root/$2"; shift 2; n=$((n - 1
 mount -t tmpfs -o size=64m,mode=1777 granular-tmp "$cover"
 mkdir -p "$root"
 mount -c --rbind /proc/self/cwd "$root"
+mount --bind "$root/work" "$root/work"
+mount -o remount,bind,ro "$root"
 n=$1; shift
 while [ "$n" -gt 0 ]; do mount -t tmpfs -o ro,size=4k granular-hidden "$1"; shift; n=$((n - 1)); done
 for dir in /dev/shm /var/tmp /run/shm; do
@@ -168,8 +171,10 @@ def wrap(root: Path, hide: list[Path], nproc: int, use_namespaces: bool = True) 
     return Guard(argv, python, site, uid, os.geteuid() == 0, tuple(protections))
 
 
-def process_count(uid: int) -> int:
-    """How many processes ``uid`` has now (RLIMIT_NPROC counts them all)."""
+def process_count(uid: int) -> int | None:
+    """How many processes ``uid`` has now (RLIMIT_NPROC counts them all); None if unknown."""
+    if not Path("/proc/self").exists():
+        return None
     count = 0
     for entry in Path("/proc").iterdir():
         try:

@@ -177,8 +177,9 @@ class Sandbox:
         if self.guard.nproc_in_preexec:
             uid = os.geteuid()
             # Root is exempt; the child's own uid starts from zero processes.
+            # Otherwise the limit counts every process of the user.
             extra = 0 if uid == 0 else isolation.process_count(uid)
-            nproc = self.limits.processes + extra
+            nproc = None if extra is None else self.limits.processes + extra
         with open(self.root / "stdout.txt", "ab") as out, open(self.root / "stderr.txt", "ab") as err:
             self.process = subprocess.Popen(
                 [*self.guard.argv, self.guard.python, "-I", "-S", str(self.root / "child.py"), str(req_read),

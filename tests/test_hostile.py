@@ -205,6 +205,21 @@ def test_the_reference_can_be_neither_imported_nor_read(tmp_path):
 
 
 @needs_namespaces
+def test_nothing_outside_its_working_folder_can_be_written(tmp_path):
+    targets = [REPO / "tests" / "planted.py", tmp_path / "planted.txt", Path.home() / "planted.txt"]
+    write = (f"for p in {[str(t) for t in targets]!r} + [__file__]:\n"
+             "    try:\n        open(p, 'a').write('# planted')\n        print('WROTE', p)\n"
+             "    except OSError as exc:\n        print('BLOCKED', exc)\n"
+             "open('scratch.txt', 'w').write('its own folder is fine')\n")
+    path = hostile(tmp_path, at_import=write)
+    before = path.read_text()
+    report = grade(path, limits=FAST)
+    assert "WROTE" not in report.output and report.output.count("BLOCKED") == 4
+    assert not any(t.exists() for t in targets) and path.read_text() == before
+    lost_only(report)
+
+
+@needs_namespaces
 def test_no_network_connection_leaves_the_sandbox(tmp_path):
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -74,7 +74,7 @@ def main() -> None:
             started = time.perf_counter()
             outcomes = batch.run(discover(subs), subs, out, options, io.StringIO())
             wall = time.perf_counter() - started
-            seconds = [o.results["execution_time"] for o in outcomes if o.results]
+            seconds = [o.results["execution_time"] for o in outcomes if o.results] or [0.0]
             statuses: dict[str, int] = {}
             for o in outcomes:
                 key = o.status.split(":")[0]

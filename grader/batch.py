@@ -37,7 +37,7 @@ from grader.submissions import Submission
 
 MARKER = ".granular-grader-batch"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-CSV_COLUMNS = ["student", "score", "max_score", *spec.FUNCTION_NAMES, "status"]
+CSV_COLUMNS = ["student", "score", "max_score", *spec.ITEM_NAMES, "status"]
 
 
 class BatchError(ValueError):
@@ -61,9 +61,9 @@ class Outcome:
     def row(self) -> dict:
         row: dict = {"student": self.student, "status": self.status}
         if self.results is not None:
-            functions = self.results["extra_data"]["functions"]
+            items = self.results["extra_data"]["items"]
             row |= {"score": _number(self.results["score"]), "max_score": _number(self.results["max_score"]),
-                    **{name: _number(functions[name][0]) for name in spec.FUNCTION_NAMES}}
+                    **{name: _number(items[name][0]) for name in spec.ITEM_NAMES}}
         return row
 
 
@@ -125,7 +125,7 @@ def valid_results(data: object) -> bool:
     if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
         return False
     extra = data.get("extra_data")
-    if not isinstance(extra, dict) or set(extra.get("functions", {})) != set(spec.FUNCTION_NAMES):
+    if not isinstance(extra, dict) or set(extra.get("items", {})) != set(spec.ITEM_NAMES):
         return False
     scores = [t.get("score") for t in data["tests"]] + [data.get("score"), data.get("max_score")]
     return all(isinstance(x, (int, float)) for x in scores) and 0 <= data["score"] <= data["max_score"]

@@ -34,19 +34,26 @@ def discard_unless(condition: bool) -> None:
 
 @dataclass(frozen=True)
 class Property:
-    """One graded test: a property of one function, checked on many inputs."""
+    """One graded test: a property of one rubric item, checked on many inputs.
 
-    function: str
+    item: the function (or scenario) whose points the test shares.
+    isolated: while it runs, the submission's calls between its own
+    functions are answered by the reference (when installed); scenarios turn
+    this off to run the student's functions together.
+    """
+
+    item: str
     name: str
     description: str
     strategy: st.SearchStrategy
     check: Callable[[Sandbox, Any], None]
     hidden: bool = False
     examples: int = 60
+    isolated: bool = True
 
     @property
     def id(self) -> str:
-        return f"{self.function}: {self.name}"
+        return f"{self.item}: {self.name}"
 
 
 def fail(message: str) -> None:

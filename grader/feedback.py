@@ -40,17 +40,20 @@ def split_output(output: str) -> tuple[str, str]:
 
 
 def function_table(results: dict) -> str:
-    functions = results["extra_data"]["functions"]
+    items = results["extra_data"]["items"]
     rows = []
-    for name in spec.FUNCTION_NAMES:
+    for name in spec.ITEM_NAMES:
         tests = [t for t in results["tests"] if t["tags"][0] == name]
         passed = sum(t["status"] == "passed" for t in tests)
-        score, maximum = functions[name]
+        score, maximum = items[name]
         css = "full" if score >= maximum else "lost"
-        rows.append(f"<tr class=\"{css}\"><td><code>{escape(spec.function_spec(name).signature)}</code></td>"
+        label = spec.item_label(name)
+        label = f"<code>{escape(label)}</code>" if name in spec.FUNCTION_NAMES else f"scenario: {escape(label)}"
+        rows.append(f"<tr class=\"{css}\"><td>{label}</td>"
                     f"<td class=\"num\">{points(score)} / {points(maximum)}</td>"
                     f"<td class=\"num\">{passed} of {len(tests)} tests passed</td></tr>")
-    return ("<table><tr><th>function</th><th>points</th><th>tests</th></tr>\n" + "\n".join(rows) + "\n</table>")
+    return ("<table><tr><th>function or scenario</th><th>points</th><th>tests</th></tr>\n" + "\n".join(rows)
+            + "\n</table>")
 
 
 def failures(results: dict) -> str:
@@ -60,8 +63,9 @@ def failures(results: dict) -> str:
     parts = []
     for t in failed:
         message, snippet = split_output(t["output"])
+        kind = "scenario" if t["tags"][0] in spec.SCENARIO_NAMES else f"{t['tags'][1]} test of"
         part = (f"<div class=\"failure\"><h3><code>{escape(t['name'])}</code></h3>"
-                f"<p class=\"small\">{escape(t['tags'][1])} test of <code>{escape(t['tags'][0])}</code>, "
+                f"<p class=\"small\">{escape(kind)} <code>{escape(t['tags'][0])}</code>, "
                 f"{points(t['max_score'])} points</p><pre>{escape(message)}</pre>")
         if snippet:
             part += ("<p>The smallest failing input, ready to paste next to your granularGas.py:</p>"
@@ -78,7 +82,7 @@ def page(student: str, results: dict, source: str = "") -> str:
             f" &middot; {escape(extra['status'])} &middot; graded in {results.get('execution_time', 0):g} s</p>"]
     if results.get("output"):
         body.append(f"<pre>{escape(results['output'])}</pre>")
-    body += ["<h2>Points per function</h2>", function_table(results), "<h2>What failed, and why</h2>",
+    body += ["<h2>Points per function and scenario</h2>", function_table(results), "<h2>What failed, and why</h2>",
              failures(results)]
     passed = [t for t in results["tests"] if t["status"] == "passed"]
     if passed:

@@ -1,7 +1,9 @@
 """Build what students download: statement, template and a public-only grader.
 
-The kit holds no reference code: it leaves out the reference package and the
-hidden tests, so its grader runs the public tests only.
+The kit holds no reference solution: it leaves out the reference
+granularGas.py and its core and the hidden tests, so its grader runs the
+public tests only. It keeps the benchmark solutions (reference/c12.py and
+reference/dem.py), which the physics scenarios compare with.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MARKER = ".granular-grader-kit"
 #: Grader modules that must not reach students.
 INSTRUCTOR_ONLY = {"tests_hidden.py"}
+#: Reference modules students get: published benchmarks, not the homework's answer.
+PUBLIC_REFERENCE = ("__init__.py", "c12.py", "dem.py")
 
 KIT_PYPROJECT = """\
 [build-system]
@@ -24,10 +28,11 @@ name = "granular-grader-student-kit"
 version = "0.1.0"
 description = "Self-test kit of the granular-gas homework (public tests only)"
 requires-python = ">=3.10"
-dependencies = ["numpy>=1.24", "matplotlib>=3.7", "hypothesis>=6.80", "tomli>=2; python_version < '3.11'"]
+dependencies = ["numpy>=1.24", "matplotlib>=3.7", "hypothesis>=6.80", "mpmath>=1.3",
+                "tomli>=2; python_version < '3.11'"]
 
 [tool.setuptools]
-packages = ["grader"]
+packages = ["grader", "reference"]
 """
 
 
@@ -47,6 +52,9 @@ def build(out: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     (out / "grader").mkdir(parents=True)
+    (out / "reference").mkdir()
+    for name in PUBLIC_REFERENCE:
+        shutil.copyfile(ROOT / "reference" / name, out / "reference" / name)
     shutil.copyfile(sources[0], out / "README.md")
     shutil.copyfile(sources[1], out / "granularGas.py")
     shutil.copyfile(sources[2], out / "granularGasTest.py")

@@ -20,8 +20,8 @@ def as_text(report: GradeReport) -> str:
     elif report.status != "graded":
         lines.append(f"  {report.status}")
     lines.append("")
-    width = max(len(name) for name in report.by_function())
-    for name, (score, maximum) in report.by_function().items():
+    width = max(len(name) for name in report.by_item())
+    for name, (score, maximum) in report.by_item().items():
         lines.append(f"  {name:<{width}}  {_points(score):>5} / {_points(maximum)}")
     failed = [r for r in report.results if r.status == "failed"]
     for r in failed:
@@ -47,7 +47,7 @@ def as_gradescope(report: GradeReport) -> dict:
             "max_score": round(r.max_score, 4),
             "status": "passed" if r.status == "passed" else "failed",
             "output": output or r.prop.description,
-            "tags": [r.prop.function, "hidden" if r.prop.hidden else "public"],
+            "tags": [r.prop.item, "hidden" if r.prop.hidden else "public"],
             "visibility": "visible",
         })
     return {
@@ -58,7 +58,7 @@ def as_gradescope(report: GradeReport) -> dict:
         "tests": tests,
         "extra_data": {
             "status": report.status,
-            "functions": {name: [round(a, 4), round(b, 4)] for name, (a, b) in report.by_function().items()},
+            "items": {name: [round(a, 4), round(b, 4)] for name, (a, b) in report.by_item().items()},
             "hidden_tests_run": report.hidden_run,
             "protections": list(report.protections),
             "printed": report.output,

@@ -28,7 +28,7 @@ class RubricError(ValueError):
 
 
 def default_points() -> dict[str, float]:
-    return {f.name: float(f.points) for f in spec.FUNCTIONS}
+    return {name: float(spec.item_points(name)) for name in spec.ITEM_NAMES}
 
 
 def load(path: str | Path | None) -> dict[str, float]:
@@ -49,8 +49,8 @@ def load(path: str | Path | None) -> dict[str, float]:
     for name, value in table.items():
         if name not in points:
             raise RubricError(
-                f"rubric {path}: [points] names {name!r}, which is not a function of the assignment; "
-                f"use {', '.join(spec.FUNCTION_NAMES)}"
+                f"rubric {path}: [points] names {name!r}, which is neither a function nor a scenario of the "
+                f"assignment; use {', '.join(spec.ITEM_NAMES)}"
             )
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise RubricError(f"rubric {path}: points for {name} must be a number >= 0; got {value!r}")

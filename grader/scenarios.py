@@ -85,6 +85,17 @@ def c12_row(e: float = 0.2) -> Scenario:
     return Scenario("c12", x, v, np.full(4, 0.5), np.ones(4), box_walls(100.0, (-50.0, -50.0)), e, 0.05, 15.0)
 
 
+def dem_pair(e: float = 1.0) -> Scenario:
+    """The two particles of the DEM comparison, in their x-y plane.
+
+    x1 = (0, 0) at rest, x2 = (1.1, 1.3) moving at (-1, -1); diameters 1,
+    masses 0.05; they touch at t = 0.5, in a box too large to matter.
+    """
+    x = np.array([[0.0, 0.0], [1.1, 1.3]])
+    v = np.array([[0.0, 0.0], [-1.0, -1.0]])
+    return Scenario("dem", x, v, np.full(2, 0.5), np.full(2, 0.05), box_walls(100.0, (-50.0, -50.0)), e, 0.1, 1.0)
+
+
 def random_gas(
     n: int = 60, r: float = 0.9, seed: int = 0, size: float = 1.0, packing: float = 0.15, speed: float = 1.0
 ) -> Scenario:
@@ -119,6 +130,7 @@ SCENARIOS = {
     "head_on": head_on,
     "unequal": unequal_masses,
     "c12": c12_row,
+    "dem": dem_pair,
     "gas": random_gas,
 }
 

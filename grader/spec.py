@@ -73,11 +73,11 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "time until grains 1 and 2 touch, or NO_CONTACT",
     ),
     FunctionSpec(
-        "contact_time_walls", ("w", "x1", "v1", "R1"), ("tc",), 15,
+        "contact_time_walls", ("w", "x1", "v1", "R1"), ("tc",), 10,
         "time until grain 1 touches the line through w[0] and w[1], or NO_CONTACT",
     ),
     FunctionSpec(
-        "minimum_contact_time", ("x", "v", "R", "w", "indexOld"), ("tc", "index"), 20,
+        "minimum_contact_time", ("x", "v", "R", "w", "indexOld"), ("tc", "index"), 15,
         "earliest contact of the system other than indexOld, and who is in it",
     ),
     FunctionSpec(
@@ -89,7 +89,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "velocity increments of two grains colliding with restitution r",
     ),
     FunctionSpec(
-        "update", ("x", "v", "R", "m", "w", "indexOld", "r", "dt", "t"), (), 25,
+        "update", ("x", "v", "R", "m", "w", "indexOld", "r", "dt", "t"), (), 20,
         "advance the system by dt in place, solving every contact in time order",
     ),
 )
@@ -105,5 +105,50 @@ def function_spec(name: str) -> FunctionSpec:
     raise KeyError(f"unknown function {name!r}; the assignment's functions are {', '.join(FUNCTION_NAMES)}")
 
 
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """A physics scenario run through the submission's own functions together."""
+
+    name: str
+    title: str
+    points: int
+    summary: str
+    uses: tuple[str, ...]  # the functions it runs
+
+
+SCENARIOS: tuple[ScenarioSpec, ...] = (
+    ScenarioSpec(
+        "c12_row", "C12 row of spheres", 10,
+        "ARGESIM benchmark C12: four spheres in a row, the first hitting the second; the collision table and "
+        "the final velocities against the benchmark's exact solution",
+        ("minimum_contact_time", "contact_solve_grains", "update"),
+    ),
+    ScenarioSpec(
+        "dem_pair", "two-particle DEM case", 5,
+        "the hard-sphere collision of the DEM comparison (x-y plane): contact time and point, velocities "
+        "after the collision for e = 1 and 0.75",
+        ("contact_time_grains", "contact_solve_grains", "update"),
+    ),
+)
+
+SCENARIO_NAMES: tuple[str, ...] = tuple(s.name for s in SCENARIOS)
+#: Everything the rubric gives points to: the six functions, then the scenarios.
+ITEM_NAMES: tuple[str, ...] = FUNCTION_NAMES + SCENARIO_NAMES
+
+
+def item_points(name: str) -> int:
+    for item in (*FUNCTIONS, *SCENARIOS):
+        if item.name == name:
+            return item.points
+    raise KeyError(f"unknown rubric item {name!r}; the items are {', '.join(ITEM_NAMES)}")
+
+
+def item_label(name: str) -> str:
+    """How reports name an item: a function's signature, a scenario's title."""
+    if name in FUNCTION_NAMES:
+        return function_spec(name).signature
+    return next(s.title for s in SCENARIOS if s.name == name)
+
+
 def total_points() -> int:
-    return sum(f.points for f in FUNCTIONS)
+    return sum(item_points(name) for name in ITEM_NAMES)

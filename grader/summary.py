@@ -50,7 +50,7 @@ def pass_rates(graded: list[Outcome]) -> list[tuple[str, str, int, int]]:
             entry = counts.setdefault(t["name"], [t["tags"][0], 0, 0])
             entry[1] += t["status"] == "passed"
             entry[2] += 1
-    order = {name: k for k, name in enumerate(spec.FUNCTION_NAMES)}
+    order = {name: k for k, name in enumerate(spec.ITEM_NAMES)}
     rows = [(name, f, p, n) for name, (f, p, n) in counts.items()]
     return sorted(rows, key=lambda r: (r[2] / r[3], order.get(r[1], 99), r[0]))
 
@@ -81,14 +81,15 @@ def page(outcomes: list[Outcome]) -> str:
         if o.results is not None:
             link = f"<a href=\"{quote(o.student)}/feedback.html\">{link}</a>"
         score = "" if o.results is None else f"{points(o.results['score'])} / {points(o.results['max_score'])}"
-        functions = ([""] * len(spec.FUNCTION_NAMES) if o.results is None else
-                     [points(o.results["extra_data"]["functions"][n][0]) for n in spec.FUNCTION_NAMES])
-        rows.append([link, score, *functions, escape(o.status)])
-    body += ["<h2>Grades</h2>", _table(["student", "score", *spec.FUNCTION_NAMES, "status"], rows)]
+        items = ([""] * len(spec.ITEM_NAMES) if o.results is None else
+                 [points(o.results["extra_data"]["items"][n][0]) for n in spec.ITEM_NAMES])
+        rows.append([link, score, *items, escape(o.status)])
+    body += ["<h2>Grades</h2>", _table(["student", "score", *spec.ITEM_NAMES, "status"], rows)]
     if graded:
-        rates = [[f"<code>{escape(name)}</code>", escape(function), f"{passed} / {total}",
-                  f"{100 * passed / total:.0f} %"] for name, function, passed, total in pass_rates(graded)]
-        body += ["<h2>Pass rate of every test</h2>", _table(["test", "function", "passed", "rate"], rates)]
+        rates = [[f"<code>{escape(name)}</code>", escape(item), f"{passed} / {total}",
+                  f"{100 * passed / total:.0f} %"] for name, item, passed, total in pass_rates(graded)]
+        body += ["<h2>Pass rate of every test</h2>", _table(["test", "function or scenario", "passed", "rate"],
+                                                            rates)]
         slowest = sorted(graded, key=lambda o: -o.results.get("execution_time", 0))[:10]
         body += ["<h2>Slowest to grade</h2>",
                  _table(["student", "seconds"], [[escape(o.student), f"{o.results.get('execution_time', 0):g}"]

@@ -16,7 +16,7 @@ import pytest
 
 from grader import batch
 from grader.sandbox import Limits
-from grader.spec import FUNCTION_NAMES
+from grader.spec import ITEM_NAMES
 from grader.submissions import DiscoveryError, discover
 
 from .test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate
@@ -31,7 +31,7 @@ LOADS_FROM_NETWORK = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:)?//|url\(\
 def read_grades(out: Path) -> dict[str, dict]:
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["student", "score", "max_score", *FUNCTION_NAMES, "status"]
+    assert list(rows[0]) == ["student", "score", "max_score", *ITEM_NAMES, "status"]
     assert [r["student"] for r in rows] == sorted(r["student"] for r in rows)
     return {r["student"]: r for r in rows}
 
@@ -127,7 +127,7 @@ def test_a_batch_grades_everyone_and_a_hostile_neighbour_changes_nothing(tmp_pat
 
     grades = read_grades(out)
     assert grades["victim"]["score"] == "100" and grades["victim"]["status"] == "graded"
-    assert float(grades["buggy"]["contact_time_grains"]) < 15 and float(grades["buggy"]["update"]) == 25
+    assert float(grades["buggy"]["contact_time_grains"]) < 15 and float(grades["buggy"]["update"]) == 20
     assert float(grades["mallory"]["score"]) < 5 and grades["mallory"]["status"] == "graded"
     assert grades["hangs"]["status"] == "timeout at import" and grades["hangs"]["score"] == "0"
     assert grades["nobody"]["score"] == "" and grades["nobody"]["status"].startswith("missing")
@@ -168,8 +168,8 @@ def test_rerun_skips_unchanged_files_and_regrades_changed_ones(tmp_path):
     forced, _ = run_batch(subs, out, force=True)
     assert not any(o.reused for o in forced)
     # A different rubric is a different grade: nothing is reused.
-    reweighted, _ = run_batch(subs, out, points={name: 10.0 for name in FUNCTION_NAMES})
-    assert not any(o.reused for o in reweighted) and read_grades(out)["a"]["max_score"] == "60"
+    reweighted, _ = run_batch(subs, out, points={name: 10.0 for name in ITEM_NAMES})
+    assert not any(o.reused for o in reweighted) and read_grades(out)["a"]["max_score"] == "80"
 
 
 def test_an_interrupted_batch_keeps_every_finished_grade(tmp_path):

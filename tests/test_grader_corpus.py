@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader.runner import grade
-from grader.spec import FUNCTION_NAMES
+from grader.spec import FUNCTION_NAMES, ITEM_NAMES
 
 HERE = Path(__file__).parent / "submissions"
 TEXTBOOK, VECTORISED = HERE / "correct_textbook.py", HERE / "correct_vectorised.py"
@@ -87,11 +87,13 @@ def test_at_least_twenty_bugs_over_all_six_functions():
 @pytest.mark.parametrize("bug, source, function, changes", BUGS, ids=[b[0] for b in BUGS])
 def test_a_single_bug_costs_the_points_of_its_function_only(tmp_path, bug, source, function, changes):
     report = grade(mutate(tmp_path, source, changes))
-    table = report.by_function()
+    table = report.by_item()
     assert table[function][0] < table[function][1], f"{bug}: {function} kept all its points"
-    others = {name: score for name, score in table.items() if name != function and score[0] < score[1]}
+    # Scenarios run the student's functions together: a bug may cost there too.
+    others = {name: score for name, score in table.items()
+              if name in FUNCTION_NAMES and name != function and score[0] < score[1]}
     assert not others, f"{bug} also cost points in {others}: " + "; ".join(
-        r.message for r in report.results if r.status == "failed" and r.prop.function != function)
+        r.message for r in report.results if r.status == "failed" and r.prop.item != function)
     for r in report.results:
         if r.status == "failed":
             assert r.message and r.prop.name, "a failure must name its property and say what went wrong"
@@ -126,8 +128,8 @@ def test_hangs_crashes_and_missing_functions_cost_only_their_function(tmp_path):
     path = tmp_path / "granularGas.py"
     path.write_text(text)
     report = grade(path)
-    table = report.by_function()
-    messages = {r.prop.function: r.message for r in report.results if r.status == "failed"}
+    table = report.by_item()
+    messages = {r.prop.item: r.message for r in report.results if r.status == "failed"}
     assert "did not return within" in messages["contact_time_walls"]
     assert "exit code 1" in messages["contact_solve_wall"]
     assert "defines no function contact_time_grains" in messages["contact_time_grains"]
@@ -155,7 +157,7 @@ def test_check_command_exit_codes_and_results_json(tmp_path):
     assert results["max_score"] == 100 and 0 < results["score"] < 100
     for test in results["tests"]:
         assert {"name", "score", "max_score", "status", "output", "tags"} <= set(test)
-        assert test["status"] in ("passed", "failed") and test["tags"][0] in FUNCTION_NAMES
+        assert test["status"] in ("passed", "failed") and test["tags"][0] in ITEM_NAMES
     assert run_cli("check", str(VECTORISED)).returncode == 0
     for bad in (str(tmp_path / "missing.py"), str(tmp_path), str(tmp_path / "out" / "results.json")):
         done = run_cli("check", bad)
@@ -164,7 +166,7 @@ def test_check_command_exit_codes_and_results_json(tmp_path):
 
 @pytest.mark.parametrize("text, fragment", [
     ("[points]\nupdate = 'many'\n", "must be a number"),
-    ("[points]\nupdat = 5\n", "not a function of the assignment"),
+    ("[points]\nupdat = 5\n", "neither a function nor a scenario"),
     ("points = 3\n", "[points] table"),
     ("[points\n", "not valid TOML"),
 ])
@@ -181,4 +183,25 @@ def test_rubric_changes_the_points(tmp_path):
     points = rubric.load(tmp_path / "rubric.toml")
     report = grade(mutate(tmp_path, TEXTBOOK, BUGS[16][3]), points)
     assert report.max_score == pytest.approx(125.0)
-    assert report.by_function()["contact_solve_grains"][1] == pytest.approx(40.0)
+    assert report.by_item()["contact_solve_grains"][1] == pytest.approx(40.0)
+
+
+def test_draws_do_not_depend_on_the_modules_loaded(tmp_path):
+    """Hypothesis takes constants from local modules' source: the grader turns that off."""
+    buggy = mutate(tmp_path, TEXTBOOK, BUGS[5][3])  # the projection without the square
+    extra = tmp_path / "lib"
+    extra.mkdir()
+    (extra / "many_constants.py").write_text("VALUES = [" + ", ".join(f"{k / 7:.17g}" for k in range(1, 400))
+                                             + ", 0.0615234375, -16.29795807948159, 1e-300, 3.5e12]\n")
+    program = ("import sys, json\n"
+               "from grader.runner import grade\n"
+               "if sys.argv[2] == 'extra':\n"
+               f"    sys.path.insert(0, {str(extra)!r})\n"
+               "    import many_constants\n"
+               "report = grade(sys.argv[1])\n"
+               "print(json.dumps([r.message for r in report.results]))\n")
+    runs = [subprocess.run([sys.executable, "-c", program, str(buggy), mode], capture_output=True, text=True,
+                           timeout=300, cwd=tmp_path) for mode in ("plain", "extra")]
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr + runs[1].stderr
+    plain, extra_run = (json.loads(r.stdout) for r in runs)
+    assert any(plain) and plain == extra_run

@@ -45,14 +45,14 @@ def lost_only(report, *functions: str) -> None:
     (A function that returns rubbish may keep the points of, say, not mutating
     its arguments: that is its real grade.)
     """
-    table = report.by_function()
+    table = report.by_item()
     for name in FUNCTION_NAMES:
         score, maximum = table[name]
         if name in functions:
             assert score < maximum / 2, f"{name} kept {score} points"
         else:
             assert score == maximum, f"{name} lost points: " + "; ".join(
-                r.message for r in report.results if r.prop.function == name and r.status == "failed")
+                r.message for r in report.results if r.prop.item == name and r.status == "failed")
 
 
 def processes_matching(text: str) -> list[int]:
@@ -93,7 +93,7 @@ def test_hang_or_memory_bomb_costs_that_function_only(tmp_path, code, statuses, 
     report = grade(hostile(tmp_path, in_wall=code), limits=FAST)
     lost_only(report, "contact_solve_wall")
     assert report.status in statuses
-    messages = [r.message for r in report.results if r.prop.function == "contact_solve_wall"]
+    messages = [r.message for r in report.results if r.prop.item == "contact_solve_wall"]
     assert any(fragment in m for m in messages for fragment in fragments), messages
 
 
@@ -117,7 +117,7 @@ def test_killing_its_parent_or_every_process_harms_only_itself(tmp_path):
     report = grade(hostile(tmp_path, in_wall=kills), limits=FAST)
     lost_only(report, "contact_solve_wall")
     assert any("still alive" in r.message or "process" in r.message
-               for r in report.results if r.prop.function == "contact_solve_wall")
+               for r in report.results if r.prop.item == "contact_solve_wall")
 
 
 @needs_namespaces

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from grader.spec import FUNCTIONS, total_points
+from grader.spec import FUNCTIONS, SCENARIOS, total_points
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "student_template" / "granularGas.py"
@@ -62,6 +62,13 @@ def test_statement_lists_each_function_with_its_points(f):
     row = re.search(rf"^\| `{re.escape(f.signature)}` \|.*\| (\d+) \|$", STATEMENT, re.MULTILINE)
     assert row, f"no table row for {f.signature}"
     assert int(row.group(1)) == f.points
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_statement_lists_each_scenario_with_its_points(scenario):
+    row = re.search(rf"^\| {re.escape(scenario.title)} \|.*\| (\d+) \|$", STATEMENT, re.MULTILINE | re.IGNORECASE)
+    assert row, f"no table row for the scenario {scenario.title}"
+    assert int(row.group(1)) == scenario.points
 
 
 def test_statement_states_the_conventions_and_corrections():

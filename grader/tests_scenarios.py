@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from grader import scenarios
-from grader.checks import Property, fail, fmt, one_float, time_and_index, vector_pair
+from grader.checks import Property, fail, one_float, time_and_index, vector_pair
 from grader.sandbox import Sandbox
 from grader.tests_system import call_update
 from grader.tolerances import SCENARIO_RTOL, close
@@ -26,6 +26,11 @@ C12, DEM = "c12_row", "dem_pair"
 MCT, CSG, CTG = "minimum_contact_time", "contact_solve_grains", "contact_time_grains"
 #: Events driven in the C12 row before giving up (the benchmark has at most 13 for these e).
 MAX_EVENTS = 100
+
+
+def _rows(a: np.ndarray) -> str:
+    """Vectors on one line: (0.25, 0), (1, 0)."""
+    return ", ".join("(" + ", ".join(f"{c:.10g}" for c in row) + ")" for row in np.atleast_2d(a))
 
 
 def _pair(i: int, j: int) -> str:
@@ -77,11 +82,11 @@ def check_c12_update(sb: Sandbox, e: float) -> None:
     expected_v = np.array([[float(u), 0.0] for u in run.velocities])
     expected_x = np.array([[float(p), 0.0] for p in run.positions])
     if not close(v, expected_v, c12.V0, SCENARIO_RTOL):
-        fail(f"after update(..., dt = 15) on the C12 row with e = {e}, the velocities are {fmt(v)}; the "
-             f"benchmark's are {fmt(expected_v)}")
+        fail(f"after update(..., dt = 15) on the C12 row with e = {e}, the velocities are {_rows(v)}; the "
+             f"benchmark's are {_rows(expected_v)}")
     if not close(x, expected_x, c12.T_END, SCENARIO_RTOL):
-        fail(f"after update(..., dt = 15) on the C12 row with e = {e}, the positions are {fmt(x)}; the "
-             f"benchmark's are {fmt(expected_x)}")
+        fail(f"after update(..., dt = 15) on the C12 row with e = {e}, the positions are {_rows(x)}; the "
+             f"benchmark's are {_rows(expected_x)}")
 
 
 def check_dem_contact(sb: Sandbox, _: object) -> None:
@@ -95,7 +100,8 @@ def check_dem_contact(sb: Sandbox, _: object) -> None:
     point = x1 + pair.R[0] * (x2 - x1) / np.linalg.norm(x2 - x1)
     expected_point = dem.hard_sphere(1.0)["contact_point_before"][:2]
     if not close(point, expected_point, 1.0, SCENARIO_RTOL):
-        fail(f"at your contact time the DEM pair touch at {fmt(point)}; the contact point is {fmt(expected_point)}")
+        fail(f"at your contact time the DEM pair touch at {_rows(point)}; the contact point is "
+             f"{_rows(expected_point)}")
 
 
 def check_dem_collision(sb: Sandbox, e: float) -> None:
@@ -107,13 +113,13 @@ def check_dem_collision(sb: Sandbox, e: float) -> None:
     got = np.array([pair.v[0] + dv1, pair.v[1] + dv2])
     expected = np.array([hard["v1"][:2], hard["v2"][:2]])
     if not close(got, expected, 1.0, SCENARIO_RTOL):
-        fail(f"{CSG} gives velocities {fmt(got[0])} and {fmt(got[1])} after the DEM pair's collision with "
-             f"e = {e}; the hard-sphere solution is {fmt(expected[0])} and {fmt(expected[1])}")
+        fail(f"{CSG} gives velocities {_rows(got)} after the DEM pair's collision with e = {e}; the hard-sphere "
+             f"solution is {_rows(expected)}")
     x_end, v_end, _ = call_update(sb, pair, pair.x.copy(), pair.v.copy(), np.array([-1, -1]), 1.0)
     expected_x = x + expected * (1.0 - tc)
     if not close(v_end, expected, 1.0, SCENARIO_RTOL) or not close(x_end, expected_x, 1.0, SCENARIO_RTOL):
-        fail(f"update(..., dt = 1) on the DEM pair with e = {e} ends at x = {fmt(x_end)}, v = {fmt(v_end)}; the "
-             f"hard-sphere solution is x = {fmt(expected_x)}, v = {fmt(expected)}")
+        fail(f"update(..., dt = 1) on the DEM pair with e = {e} ends at x = {_rows(x_end)}, v = {_rows(v_end)}; "
+             f"the hard-sphere solution is x = {_rows(expected_x)}, v = {_rows(expected)}")
 
 
 PROPERTIES = [

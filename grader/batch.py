@@ -195,7 +195,7 @@ def _start(submission: Submission, staging: Path, hide: list[Path], options: Opt
     results_path = folder / "results.json"
     log_path = folder / "grader.log"
     argv = [sys.executable, "-m", "grader", "check", str(source), "--json", str(results_path), "--quiet",
-            *_limit_arguments(options.limits)]
+            "--animation", str(folder / "animation.gif"), *_limit_arguments(options.limits)]
     if rubric_file is not None:
         argv += ["--rubric", str(rubric_file)]
     for folder_to_hide in hide:
@@ -231,15 +231,16 @@ def _finish(job: _Job, out: Path, print_: str, timed_out: bool) -> Outcome:
     return Outcome(student, results["extra_data"]["status"], results)
 
 
-def _store(outcome: Outcome, out: Path, submission: Submission) -> None:
+def _store(outcome: Outcome, out: Path, submission: Submission, animation: Path | None = None) -> None:
     """Write one student's files the moment they are known."""
     if outcome.results is None or outcome.reused:
         return
     folder = out / outcome.student
+    gif = animation.read_bytes() if animation is not None and animation.is_file() else None
     _write_atomic(folder / "results.json", json.dumps(outcome.results, indent=2) + "\n")
     _write_atomic(folder / "feedback.html", feedback.page(outcome.student, outcome.results,
                                                           submission.source.decode("utf-8", "replace")
-                                                          if submission.source else ""))
+                                                          if submission.source else "", gif))
 
 
 def write_grades(out: Path, outcomes: list[Outcome]) -> None:
@@ -294,7 +295,7 @@ def run(submissions: list[Submission], submissions_dir: Path, out: Path, options
                         _kill(job)
                     running.remove(job)
                     outcome = _finish(job, out, print_, timed_out)
-                    _store(outcome, out, job.submission)
+                    _store(outcome, out, job.submission, job.results_path.with_name("animation.gif"))
                     outcomes[outcome.student] = outcome
                     write_grades(out, list(outcomes.values()))
                     progress.update(len(running), outcome)

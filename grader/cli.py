@@ -56,19 +56,40 @@ def make_limits(call_seconds: float = Limits.call_seconds, memory_mb: int = Limi
 
 
 def check_main(path: str, json_path: str | None = None, rubric_path: str | None = None,
-               limits: Limits = Limits(), hide: list[str] | None = None, quiet: bool = False) -> int:
-    """Grade one file, print the report, maybe write results.json; the exit code."""
-    from grader import report, runner
+               limits: Limits = Limits(), hide: list[str] | None = None, quiet: bool = False,
+               html_path: str | None = None, animation_path: str | None = None) -> int:
+    """Grade one file, print the report, maybe write results.json, the feedback page
+    and the animation of the first failing scenario; the exit code."""
+    from grader import feedback, report, runner
 
     submission = submission_path(path)
     points = rubric.load(rubric_path)
-    grade = runner.grade(submission, points, limits, hide=tuple(Path(h) for h in hide or ()))
+    hidden = tuple(Path(h) for h in hide or ())
+    grade = runner.grade(submission, points, limits, hide=hidden)
     if not quiet:
         print(report.as_text(grade), end="")
+    results = report.as_gradescope(grade)
+    gif = None
+    if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
+        from grader import animation
+
+        runs = animation.first_failing(submission, hide=hidden)
+        if runs is not None:
+            gif = animation.gif_bytes(runs)
+            results["extra_data"]["animation"] = runs.summary()
+    if animation_path and gif:
+        Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(animation_path).write_bytes(gif)
     if json_path:
-        report.write_json(grade, json_path)
+        report.write_json(results, json_path)
         if not quiet:
             print(f"results written to {json_path}")
+    if html_path:
+        page = feedback.page(submission.stem, results, submission.read_text(errors="replace"), gif)
+        Path(html_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(html_path).write_text(page, encoding="utf-8")
+        if not quiet:
+            print(f"feedback page written to {html_path}")
     return EXIT_PASSED if grade.all_passed and not grade.import_error else EXIT_FAILED
 
 
@@ -133,6 +154,17 @@ def kit_main(out: str) -> int:
     return EXIT_PASSED
 
 
+def animate_main(args: argparse.Namespace) -> int:
+    from grader import animation
+
+    try:
+        print(animation.animate_main(args.path, args.out, args.scenario, args.grains, args.duration, args.seed,
+                                     args.r, args.timeout))
+    except animation.AnimationError as exc:
+        raise UsageError(str(exc)) from None
+    return EXIT_PASSED
+
+
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     limits = parser.add_argument_group("limits of the submission's process")
     limits.add_argument("--timeout", type=float, default=Limits.call_seconds, metavar="S",
@@ -154,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("path", help="the granularGas.py to grade")
     check.add_argument("--json", dest="json_path", metavar="FILE", help="write Gradescope results.json here")
     check.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/rubric.py)")
+    check.add_argument("--html", metavar="FILE", help="write the feedback page (with an animation of the first "
+                                                      "failing scenario) here")
+    check.add_argument("--animation", metavar="FILE", help="write the animation of the first failing scenario "
+                                                           "(.gif) here")
     check.add_argument("--quiet", action="store_true", help="print nothing (with --json)")
     check.add_argument("--hide", action="append", metavar="DIR", help="a folder the submission must not see")
     _limit_options(check)
@@ -169,16 +205,29 @@ def main(argv: list[str] | None = None) -> int:
     batch.add_argument("--submission-timeout", type=float, default=900.0, metavar="S",
                        help="seconds for the whole grading of one submission (default %(default)s)")
     _limit_options(batch)
+    animate = commands.add_parser("animate", help="the student's gas next to the reference's, as .gif/.mp4/.html")
+    animate.add_argument("path", help="the granularGas.py to animate")
+    animate.add_argument("--out", required=True, metavar="FILE", help="output file: .gif, .mp4 (ffmpeg) or .html")
+    animate.add_argument("--scenario", default="gas", help="single, head_on, unequal, c12, dem or gas (default)")
+    animate.add_argument("--grains", type=int, default=60, metavar="N", help="grains of the gas (default 60)")
+    animate.add_argument("--duration", type=float, metavar="T", help="simulated time (default: the scenario's)")
+    animate.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the gas (default 0)")
+    animate.add_argument("--r", type=float, metavar="R", help="restitution (default: the scenario's)")
+    animate.add_argument("--timeout", type=float, default=20.0, metavar="S",
+                         help="seconds allowed for one call of update (default %(default)s)")
     kit = commands.add_parser("student-kit", help="build what students download (no reference inside)")
     kit.add_argument("--out", required=True, metavar="DIR", help="folder to write the kit into")
     args = parser.parse_args(argv)
     try:
         if args.command == "student-kit":
             return kit_main(args.out)
+        if args.command == "animate":
+            return animate_main(args)
         limits = make_limits(args.timeout, args.memory_mb, args.processes, not args.no_namespaces,
                              args.import_timeout)
         if args.command == "check":
-            return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet)
+            return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
+                              args.animation)
         return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
                           args.submission_timeout)
     except (UsageError, rubric.RubricError) as exc:

@@ -6,6 +6,7 @@ Built from the results.json the grader writes (Gradescope's schema with our
 
 from __future__ import annotations
 
+import base64
 from html import escape
 
 from grader import spec
@@ -18,9 +19,11 @@ h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
 table { border-collapse: collapse; } td, th { padding: .25rem .75rem; border-bottom: 1px solid #ddd; }
 th { text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.full td.num { color: #176317; } tr.lost td.num { color: #a11; font-weight: bold; }
-pre { background: #f6f6f6; padding: .75rem; overflow-x: auto; font-size: .85rem; }
+pre { background: #f6f6f6; padding: .75rem; overflow-x: auto; font-size: .85rem; white-space: pre-wrap; }
 .failure { border-left: 4px solid #a11; padding-left: 1rem; margin: 1.5rem 0; }
 .status { font-weight: bold; } .small { color: #666; font-size: .85rem; }
+th { background: #3b6ea8; color: white; }
+img.animation { border: 4px solid #2a9d8f; max-width: 100%; }
 """
 
 
@@ -74,16 +77,35 @@ def failures(results: dict) -> str:
     return "\n".join(parts)
 
 
-def page(student: str, results: dict, source: str = "") -> str:
-    """The whole feedback page of one student."""
+def animation_section(summary: dict, gif: bytes) -> str:
+    said = [f"Scenario <code>{escape(summary['scenario'])}</code>: your <code>update</code> (left) next to the "
+            "reference's (right), from the same start, at the same frame times; grains coloured by speed."]
+    if summary.get("first_divergence_t") is not None:
+        said.append(f"Your grains leave the reference's at t = {summary['first_divergence_t']:.3g}.")
+    if summary.get("first_overlap_t") is not None:
+        said.append(f"Grains overlap from t = {summary['first_overlap_t']:.3g} (red outline).")
+    if summary.get("first_outside_t") is not None:
+        said.append(f"A grain leaves the box at t = {summary['first_outside_t']:.3g} (red outline).")
+    if summary.get("error"):
+        said.append(f"Your update stopped {escape(summary['error'])}.")
+    data = base64.b64encode(gif).decode("ascii")
+    return (f"<h2>Your gas next to the reference</h2><p>{' '.join(said)}</p>"
+            f"<img class=\"animation\" alt=\"animation of the {escape(summary['scenario'])} scenario\" "
+            f"src=\"data:image/gif;base64,{data}\">")
+
+
+def page(student: str, results: dict, source: str = "", gif: bytes | None = None) -> str:
+    """The whole feedback page of one student (gif: the animation of the first failing scenario)."""
     extra = results["extra_data"]
     body = [f"<h1>granularGas.py: feedback for {escape(student)}</h1>",
             f"<p><span class=\"status\">{points(results['score'])} / {points(results['max_score'])} points</span>"
             f" &middot; {escape(extra['status'])} &middot; graded in {results.get('execution_time', 0):g} s</p>"]
     if results.get("output"):
         body.append(f"<pre>{escape(results['output'])}</pre>")
-    body += ["<h2>Points per function and scenario</h2>", function_table(results), "<h2>What failed, and why</h2>",
-             failures(results)]
+    body += ["<h2>Points per function and scenario</h2>", function_table(results)]
+    if gif and extra.get("animation"):
+        body.append(animation_section(extra["animation"], gif))
+    body += ["<h2>What failed, and why</h2>", failures(results)]
     passed = [t for t in results["tests"] if t["status"] == "passed"]
     if passed:
         items = "".join(f"<li><code>{escape(t['name'])}</code>: {escape(split_output(t['output'])[0])}</li>"

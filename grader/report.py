@@ -66,7 +66,10 @@ def as_gradescope(report: GradeReport) -> dict:
     }
 
 
-def write_json(report: GradeReport, path: str | Path) -> None:
+def write_json(results: GradeReport | dict, path: str | Path) -> None:
+    """Write results.json (from a report, or from its as_gradescope dict)."""
+    if isinstance(results, GradeReport):
+        results = as_gradescope(results)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(as_gradescope(report), indent=2) + "\n")
+    path.write_text(json.dumps(results, indent=2) + "\n")

@@ -7,10 +7,16 @@ Examples (from the folder holding granularGas.py):
     python granularGasTest.py --scenario gas --grains 80 --r 0.9
     python granularGasTest.py --scenario gas --save gas.gif   # .gif, .mp4 or .html
 
-The grains are coloured by speed; the lower panel shows the kinetic energy.
-Positions are written every --dt (regular data writing): between two frames,
-update() jumps from contact to contact as the event-driven method does.
-Without a display, the animation is saved to a file instead of shown.
+The grains are coloured by speed; the lower panels show the kinetic energy
+and the total momentum. Positions are written every --dt (regular data
+writing): between two frames, update() jumps from contact to contact as the
+event-driven method does. Without a display, the animation is saved to a file
+instead of shown.
+
+With the grader installed (the student kit), this shows the grader's view:
+your granularGas.py runs in the grader's sandbox, next to the reference when
+the reference is installed, with overlapping grains and grains outside the
+box marked in red (--simple: the plain view, your file imported directly).
 """
 
 import argparse
@@ -79,6 +85,7 @@ def main(argv=None):
     parser.add_argument("--dt", type=float, default=0.02, help="data-writing interval")
     parser.add_argument("--duration", type=float, default=4.0, help="simulated time")
     parser.add_argument("--save", help="write the animation to this .gif, .mp4 or .html file")
+    parser.add_argument("--simple", action="store_true", help="plain view, without the grader")
     args = parser.parse_args(argv)
     if not 0 <= args.r <= 1:
         parser.error(f"--r {args.r}: the restitution coefficient must lie in [0, 1]")
@@ -90,6 +97,13 @@ def main(argv=None):
     headless = not os.environ.get("DISPLAY") and sys.platform.startswith("linux")
     if args.save or headless:
         matplotlib.use("Agg")
+    if not args.simple:
+        try:
+            from grader import animation as grader_view
+        except ImportError:
+            grader_view = None
+        if grader_view is not None:
+            return show_grader_view(grader_view, args, headless)
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation
     from matplotlib.collections import EllipseCollection
@@ -141,6 +155,29 @@ def main(argv=None):
             plt.show()
     except NotImplementedError as exc:
         sys.exit(f"{args.impl}: {exc}. Write that function first.")
+
+
+def show_grader_view(view, args, headless):
+    """The grader's animation: the sandbox, the reference beside, red marks."""
+    try:
+        scenario = view.scenario(args.scenario, args.grains, args.seed, args.duration, args.r)
+        runs = view.simulate(args.impl, scenario.with_(dt=args.dt))
+    except view.AnimationError as exc:
+        sys.exit(str(exc))
+    if runs.student.error and len(runs.student.times) == 1:
+        sys.exit(f"{args.impl}: your update {runs.student.error}")
+    target = args.save or ("granularGas.gif" if headless else None)
+    animation = view.build(runs, window=target is None)
+    if target:
+        try:
+            view.save(animation, target)
+        except view.AnimationError as exc:
+            sys.exit(str(exc))
+        print(f"animation of {len(runs.student.times)} frames written to {target}")
+    else:
+        import matplotlib.pyplot as plt
+
+        plt.show()
 
 
 def save(animation, target):

@@ -88,7 +88,7 @@ def headless_env():
 def test_animation_script_runs_headless_and_saves_a_gif(tmp_path):
     out = tmp_path / "anim.gif"
     done = subprocess.run(
-        [sys.executable, str(ANIMATION), "--impl", str(ROOT / "reference" / "granularGas.py"), "--scenario",
+        [sys.executable, str(ANIMATION), "--impl", str(ROOT / "examples" / "submissions" / "ada" / "granularGas.py"), "--scenario",
          "unequal", "--duration", "0.2", "--save", str(out)],
         capture_output=True, text=True, env=headless_env(), timeout=120,
     )
@@ -99,7 +99,7 @@ def test_animation_script_runs_headless_and_saves_a_gif(tmp_path):
 
 def test_animation_script_without_display_saves_instead_of_showing(tmp_path):
     done = subprocess.run(
-        [sys.executable, str(ANIMATION), "--impl", str(ROOT / "reference" / "granularGas.py"), "--duration", "0.1"],
+        [sys.executable, str(ANIMATION), "--impl", str(ROOT / "examples" / "submissions" / "ada" / "granularGas.py"), "--duration", "0.1"],
         capture_output=True, text=True, env=headless_env(), timeout=120, cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr

@@ -2,7 +2,10 @@
 
     python -m grader check PATH/granularGas.py [--json FILE] [--rubric FILE]
     python -m grader batch SUBMISSIONS --out OUT [--jobs N] [--assignment NAME] [--force]
+    python -m grader animate PATH/granularGas.py --out FILE [--scenario NAME]
     python -m grader student-kit --out DIR
+    python -m grader nbgrader-course --out DIR
+    python -m grader gradescope-zip --out autograder.zip
 
 Exit codes of check: 0 every test passed, 1 some failed, 2 the grader could
 not run (bad path, not a Python file, malformed rubric). Of batch: 0 every
@@ -99,7 +102,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: str | None = None,
                force: bool = False, rubric_path: str | None = None, limits: Limits = Limits(),
-               submission_seconds: float = 900.0) -> int:
+               submission_seconds: float = 900.0, nbgrader_db: str | None = None) -> int:
     """Grade a folder of submissions; print the grades table; the exit code."""
     from grader import batch, submissions as found
 
@@ -123,6 +126,14 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
               "command again to grade the rest", file=sys.stderr)
         return EXIT_INTERRUPTED
     print(grades_table(outcomes), end="")
+    if nbgrader_db:
+        from grader import nbgrader_support
+
+        url = nbgrader_db if "://" in nbgrader_db else f"sqlite:///{Path(nbgrader_db).resolve()}"
+        written = nbgrader_support.export_batch(url, assignment or nbgrader_support.ASSIGNMENT, outcomes,
+                                                options.points or rubric.default_points())
+        print(f"{written} students written to the nbgrader gradebook {nbgrader_db} (assignment "
+              f"{assignment or nbgrader_support.ASSIGNMENT}): run nbgrader export for the course CSV")
     print(f"\ngrades: {Path(out) / 'grades.csv'}   summary: {Path(out) / 'summary.html'}   "
           f"feedback: {Path(out) / '<student>' / 'feedback.html'}")
     ungraded = [o for o in outcomes if o.results is None]
@@ -151,6 +162,31 @@ def kit_main(out: str) -> int:
     except kit.KitError as exc:
         raise UsageError(str(exc)) from None
     print(f"student kit written to {folder}")
+    return EXIT_PASSED
+
+
+def course_main(out: str, rubric_path: str | None = None) -> int:
+    from grader import nbgrader_support
+
+    try:
+        folder = nbgrader_support.write_course(Path(out), rubric.load(rubric_path))
+    except nbgrader_support.CourseError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"nbgrader course written to {folder}: cd there, then nbgrader generate_assignment "
+          f"{nbgrader_support.ASSIGNMENT}")
+    return EXIT_PASSED
+
+
+def gradescope_main(out: str, hidden_visibility: str, rubric_path: str | None = None) -> int:
+    from grader import gradescope
+
+    rubric.load(rubric_path)  # refuse a bad rubric now, not on Gradescope
+    try:
+        path = gradescope.build_zip(Path(out), hidden_visibility,
+                                    Path(rubric_path).read_text() if rubric_path else None)
+    except gradescope.BundleError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"Gradescope autograder written to {path}: upload it as the assignment's autograder (zip file)")
     return EXIT_PASSED
 
 
@@ -202,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     batch.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment name (nbgrader layout)")
     batch.add_argument("--force", action="store_true", help="regrade submissions that have not changed")
     batch.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/rubric.py)")
+    batch.add_argument("--nbgrader-db", metavar="PATH", help="also write the grades into this nbgrader gradebook "
+                       "(gradebook.db of the course, or a database URL)")
     batch.add_argument("--submission-timeout", type=float, default=900.0, metavar="S",
                        help="seconds for the whole grading of one submission (default %(default)s)")
     _limit_options(batch)
@@ -215,6 +253,15 @@ def main(argv: list[str] | None = None) -> int:
     animate.add_argument("--r", type=float, metavar="R", help="restitution (default: the scenario's)")
     animate.add_argument("--timeout", type=float, default=20.0, metavar="S",
                          help="seconds allowed for one call of update (default %(default)s)")
+    course = commands.add_parser("nbgrader-course", help="write an nbgrader course folder for the assignment")
+    course.add_argument("--out", required=True, metavar="DIR", help="the course folder to write")
+    course.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (the cells' points)")
+    zipped = commands.add_parser("gradescope-zip", help="build the Gradescope autograder bundle")
+    zipped.add_argument("--out", required=True, metavar="FILE", help="the .zip to write")
+    zipped.add_argument("--hidden-visibility", default="after_published",
+                        help="when students see the hidden tests: hidden, after_due_date, after_published "
+                             "(default) or visible")
+    zipped.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table")
     kit = commands.add_parser("student-kit", help="build what students download (no reference inside)")
     kit.add_argument("--out", required=True, metavar="DIR", help="folder to write the kit into")
     args = parser.parse_args(argv)
@@ -223,13 +270,17 @@ def main(argv: list[str] | None = None) -> int:
             return kit_main(args.out)
         if args.command == "animate":
             return animate_main(args)
+        if args.command == "nbgrader-course":
+            return course_main(args.out, args.rubric)
+        if args.command == "gradescope-zip":
+            return gradescope_main(args.out, args.hidden_visibility, args.rubric)
         limits = make_limits(args.timeout, args.memory_mb, args.processes, not args.no_namespaces,
                              args.import_timeout)
         if args.command == "check":
             return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
                               args.animation)
         return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
-                          args.submission_timeout)
+                          args.submission_timeout, args.nbgrader_db)
     except (UsageError, rubric.RubricError) as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -110,9 +110,13 @@ _LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platfo
 _PR_SET_PDEATHSIG = 1
 
 
-def _limit_child(limits: Limits, nproc: int | None) -> None:
+def _limit_child(limits: Limits, nproc: int | None, uid: int | None = None) -> None:
     """Runs in the child between fork and exec."""
     os.setsid()
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
     if _LIBC is not None:
         # If the grader dies (killed, interrupted), the submission dies too.
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -173,6 +177,7 @@ class Sandbox:
         self._reply_read, reply_write = os.pipe()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.work), "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        drop_to = self.guard.uid if self.guard.setuid_in_preexec else None
         nproc = None
         if self.guard.nproc_in_preexec:
             uid = os.geteuid()
@@ -187,7 +192,7 @@ class Sandbox:
                  str(self.lib)],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.root if self.guard.argv else self.work,
                 env=env,
-                pass_fds=(req_read, reply_write), preexec_fn=lambda: _limit_child(self.limits, nproc),
+                pass_fds=(req_read, reply_write), preexec_fn=lambda: _limit_child(self.limits, nproc, drop_to),
             )
         os.close(req_read)
         os.close(reply_write)

@@ -61,6 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--copies", type=int, default=1, help="copies of the whole set (41 files each)")
+    parser.add_argument("--no-animations", action="store_true", help="feedback pages without animations")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "subs"
@@ -70,7 +71,7 @@ def main() -> None:
         print(f"{'jobs':>4} {'wall s':>8} {'per min':>8} {'median s':>9} {'max s':>7}  statuses")
         for jobs in args.jobs:
             out = Path(tmp) / f"out{jobs}"
-            options = batch.Options(jobs=jobs, force=True)
+            options = batch.Options(jobs=jobs, force=True, animations=not args.no_animations)
             started = time.perf_counter()
             outcomes = batch.run(discover(subs), subs, out, options, io.StringIO())
             wall = time.perf_counter() - started

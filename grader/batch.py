@@ -75,6 +75,8 @@ class Options:
     points: dict[str, float] | None = None  # None: the spec's
     #: Wall time for the whole grading of one submission, worker included.
     submission_seconds: float = 900.0
+    #: Put an animation of the first failing scenario into feedback pages.
+    animations: bool = True
 
 
 def fingerprint(options: Options) -> str:
@@ -83,7 +85,8 @@ def fingerprint(options: Options) -> str:
     for folder in ("grader", "reference"):
         for source in sorted((PACKAGE_ROOT / folder).glob("*.py")):
             digest.update(source.name.encode() + source.read_bytes())
-    digest.update(json.dumps([options.points, asdict(options.limits), oracle.available()], sort_keys=True).encode())
+    digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations],
+                             sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -195,7 +198,9 @@ def _start(submission: Submission, staging: Path, hide: list[Path], options: Opt
     results_path = folder / "results.json"
     log_path = folder / "grader.log"
     argv = [sys.executable, "-m", "grader", "check", str(source), "--json", str(results_path), "--quiet",
-            "--animation", str(folder / "animation.gif"), *_limit_arguments(options.limits)]
+            *_limit_arguments(options.limits)]
+    if options.animations:
+        argv += ["--animation", str(folder / "animation.gif")]
     if rubric_file is not None:
         argv += ["--rubric", str(rubric_file)]
     for folder_to_hide in hide:

@@ -76,7 +76,9 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
         from grader import animation
 
-        runs = animation.first_failing(submission, hide=hidden)
+        # The grading's call limit, not the animate command's longer one: a
+        # function that hung in the tests must not hang here for long.
+        runs = animation.first_failing(submission, replace(limits, function_seconds=600.0), hide=hidden)
         if runs is not None:
             gif = animation.gif_bytes(runs)
             results["extra_data"]["animation"] = runs.summary()
@@ -102,7 +104,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: str | None = None,
                force: bool = False, rubric_path: str | None = None, limits: Limits = Limits(),
-               submission_seconds: float = 900.0, nbgrader_db: str | None = None) -> int:
+               submission_seconds: float = 900.0, nbgrader_db: str | None = None, animations: bool = True) -> int:
     """Grade a folder of submissions; print the grades table; the exit code."""
     from grader import batch, submissions as found
 
@@ -113,7 +115,7 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
     if not submission_seconds > 0:
         raise UsageError(f"--submission-timeout {submission_seconds}: give a number of seconds > 0")
     options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path),
-                            submission_seconds=submission_seconds)
+                            submission_seconds=submission_seconds, animations=animations)
     if jobs is not None:
         options.jobs = jobs
     signal.signal(signal.SIGTERM, _interrupt)
@@ -238,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     batch.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment name (nbgrader layout)")
     batch.add_argument("--force", action="store_true", help="regrade submissions that have not changed")
     batch.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/rubric.py)")
+    batch.add_argument("--no-animations", action="store_true",
+                       help="no animation in the feedback pages (a few seconds less per failing submission)")
     batch.add_argument("--nbgrader-db", metavar="PATH", help="also write the grades into this nbgrader gradebook "
                        "(gradebook.db of the course, or a database URL)")
     batch.add_argument("--submission-timeout", type=float, default=900.0, metavar="S",
@@ -280,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
                               args.animation)
         return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
-                          args.submission_timeout, args.nbgrader_db)
+                          args.submission_timeout, args.nbgrader_db, not args.no_animations)
     except (UsageError, rubric.RubricError) as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -17,6 +17,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from grader.kit import pyproject
+
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 CONFIG = "granular_grader_gradescope.json"
@@ -41,20 +43,6 @@ fi
 python3 -m pip install --no-cache-dir .
 """
 
-PYPROJECT = """[build-system]
-requires = ["setuptools>=64"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "granular-grader-autograder"
-version = "0.1.0"
-requires-python = ">=3.10"
-dependencies = ["numpy>=1.24", "matplotlib>=3.7", "hypothesis>=6.80", "mpmath>=1.3",
-                "tomli>=2; python_version < '3.11'"]
-
-[tool.setuptools]
-packages = ["grader", "reference"]
-"""
 
 
 class BundleError(ValueError):
@@ -76,7 +64,8 @@ def build_zip(out: Path, hidden_visibility: str = "after_published", rubric_text
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o100755 << 16  # executable
             bundle.writestr(info, text)
-        bundle.writestr("pyproject.toml", PYPROJECT)
+        bundle.writestr("pyproject.toml", pyproject("granular-grader-autograder",
+                                                    "Gradescope autograder of the granular-gas homework"))
         bundle.writestr(CONFIG, json.dumps(config, indent=2) + "\n")
         for package in ("grader", "reference"):
             for source in sorted((PACKAGE_ROOT / package).glob("*.py")):

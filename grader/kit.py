@@ -18,15 +18,17 @@ INSTRUCTOR_ONLY = {"tests_hidden.py"}
 #: Reference modules students get: published benchmarks, not the homework's answer.
 PUBLIC_REFERENCE = ("__init__.py", "c12.py", "dem.py")
 
-KIT_PYPROJECT = """\
+def pyproject(name: str, description: str) -> str:
+    """pyproject.toml of a bundle that installs the grader and the reference package."""
+    return f"""\
 [build-system]
 requires = ["setuptools>=64"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "granular-grader-student-kit"
+name = "{name}"
 version = "0.1.0"
-description = "Self-test kit of the granular-gas homework (public tests only)"
+description = "{description}"
 requires-python = ">=3.10"
 dependencies = ["numpy>=1.24", "matplotlib>=3.7", "hypothesis>=6.80", "mpmath>=1.3",
                 "tomli>=2; python_version < '3.11'"]
@@ -61,6 +63,7 @@ def build(out: Path) -> Path:
     for module in sorted(Path(__file__).parent.glob("*.py")):
         if module.name not in INSTRUCTOR_ONLY:
             shutil.copyfile(module, out / "grader" / module.name)
-    (out / "pyproject.toml").write_text(KIT_PYPROJECT)
+    (out / "pyproject.toml").write_text(pyproject("granular-grader-student-kit",
+                                                  "Self-test kit of the granular-gas homework (public tests only)"))
     (out / MARKER).write_text("built by python -m grader student-kit\n")
     return out

@@ -146,10 +146,9 @@ def grades_table(outcomes: list) -> str:
     """The grades as an aligned text table."""
     from grader.batch import CSV_COLUMNS
 
-    short = {"contact_time_grains": "ctg", "contact_time_walls": "ctw", "minimum_contact_time": "mct",
-             "contact_solve_grains": "csg", "contact_solve_wall": "csw", "update": "update", "c12_row": "c12",
-             "dem_pair": "dem"}
-    header = [short.get(c, c) for c in CSV_COLUMNS]
+    from grader.spec import ITEM_ABBREVIATIONS
+
+    header = [ITEM_ABBREVIATIONS.get(c, c) for c in CSV_COLUMNS]
     rows = [[str(o.row.get(c, "")) for c in CSV_COLUMNS] for o in outcomes]
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [header, *rows]]

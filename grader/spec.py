@@ -136,6 +136,14 @@ SCENARIO_NAMES: tuple[str, ...] = tuple(s.name for s in SCENARIOS)
 ITEM_NAMES: tuple[str, ...] = FUNCTION_NAMES + SCENARIO_NAMES
 
 
+#: Short column names of the items, for tables.
+ITEM_ABBREVIATIONS: dict[str, str] = {
+    "contact_time_grains": "ctg", "contact_time_walls": "ctw", "minimum_contact_time": "mct",
+    "contact_solve_wall": "csw", "contact_solve_grains": "csg", "update": "update", "c12_row": "c12",
+    "dem_pair": "dem",
+}
+
+
 def item_points(name: str) -> int:
     for item in (*FUNCTIONS, *SCENARIOS):
         if item.name == name:

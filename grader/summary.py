@@ -84,7 +84,8 @@ def page(outcomes: list[Outcome]) -> str:
         items = ([""] * len(spec.ITEM_NAMES) if o.results is None else
                  [points(o.results["extra_data"]["items"][n][0]) for n in spec.ITEM_NAMES])
         rows.append([link, score, *items, escape(o.status)])
-    body += ["<h2>Grades</h2>", _table(["student", "score", *spec.ITEM_NAMES, "status"], rows)]
+    abbreviated = [f"<abbr title=\"{name}\">{spec.ITEM_ABBREVIATIONS[name]}</abbr>" for name in spec.ITEM_NAMES]
+    body += ["<h2>Grades</h2>", _table(["student", "score", *abbreviated, "status"], rows)]
     if graded:
         rates = [[f"<code>{escape(name)}</code>", escape(item), f"{passed} / {total}",
                   f"{100 * passed / total:.0f} %"] for name, item, passed, total in pass_rates(graded)]

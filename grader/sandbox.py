@@ -168,6 +168,7 @@ class Sandbox:
         #: calls between its own functions (None: its own functions run).
         self.helpers: dict[str, Callable] | None = None
         self._buffer = b""
+        self._request_id = 0
 
     # -- process management -------------------------------------------------
     def start(self) -> None:
@@ -266,13 +267,15 @@ class Sandbox:
             raise FunctionMissing(f"granularGas.py defines no function {name}()")
         helpers = self.helpers if helpers is None else helpers
         isolate = sorted(set(helpers or ()) - {name})
-        request = {"call": name, "args": [wire.encode_arg(a) for a in args], "isolate": isolate}
+        self._request_id += 1
+        request = {"call": name, "args": [wire.encode_arg(a) for a in args], "isolate": isolate,
+                   "id": self._request_id}
         started = time.monotonic()
         deadline = started + self.limits.call_seconds
         try:
             self._send(request)
             while True:
-                reply = self._read_reply(self.limits.call_seconds, f"{name}", deadline)
+                reply = self._read_reply(self.limits.call_seconds, f"{name}", deadline, self._request_id)
                 if "callback" not in reply:
                     break
                 self._send(wire.answer_callback(helpers, reply))
@@ -304,7 +307,17 @@ class Sandbox:
         while data:
             data = data[os.write(self._req_write, data):]
 
-    def _read_reply(self, seconds: float, what: str, deadline: float | None = None) -> dict:
+    def _read_reply(self, seconds: float, what: str, deadline: float | None = None,
+                    request_id: int | None = None) -> dict:
+        """The next reply to request ``request_id`` (None: any). Replies to
+        earlier requests, e.g. from copies of the child that the submission
+        forked, are dropped."""
+        while True:
+            reply = self._next_line(seconds, what, deadline)
+            if request_id is None or reply.get("id") == request_id:
+                return reply
+
+    def _next_line(self, seconds: float, what: str, deadline: float | None = None) -> dict:
         deadline = deadline if deadline is not None else time.monotonic() + seconds
         with selectors.DefaultSelector() as selector:
             selector.register(self._reply_read, selectors.EVENT_READ)

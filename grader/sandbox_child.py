@@ -100,8 +100,15 @@ def main():
 
     dumps, loads = json.dumps, json.loads  # the submission may patch the json module
 
+    serving = {"id": 0}  # the request being served: every reply names it
+    main_pid = os.getpid()
+
     def reply(obj):
-        replies.write(dumps(obj) + "\n")
+        if os.getpid() != main_pid:
+            # A copy the submission forked, back in our code: only the
+            # original answers the grader.
+            os._exit(0)
+        replies.write(dumps({**obj, "id": serving["id"]}) + "\n")
         replies.flush()
 
     import importlib.util
@@ -135,6 +142,7 @@ def main():
         if not line:
             return
         request = loads(line)
+        serving["id"] = request.get("id", 0)
         args = [decode(a) for a in request["args"]]
         isolated = request.get("isolate", [])
         # A missing function gets a proxy too: its absence costs its own points only.

@@ -145,6 +145,15 @@ def test_forked_children_do_not_outlive_the_grading(tmp_path):
     assert not processes_matching(str(sandbox.root))
 
 
+@needs_namespaces
+def test_a_fork_bomb_costs_that_function_only(tmp_path):
+    # Copies of the child that come back to the grader's loop exit; their
+    # replies, were any sent, would be dropped as answers to older requests.
+    bomb = "while True:\n    os.fork()"
+    report = grade(hostile(tmp_path, in_wall=bomb), limits=FAST)
+    lost_only(report, "contact_solve_wall")
+
+
 def test_flooding_stdout_and_stderr_is_cut_and_costs_nothing(tmp_path):
     flood = ("for _ in range(100000):\n    print('x' * 100)\n    print('y' * 100, file=sys.stderr)\n"
              "try:\n    os.write(1, b'z' * 10**7)\nexcept OSError:\n    pass\n")

@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -74,31 +76,47 @@ def scenario(name: str, grains: int = 60, seed: int = 0, duration: float | None 
     return chosen
 
 
-def simulate(path: str | Path, chosen: Scenario, limits: Limits = ANIMATION_LIMITS,
-             hide: tuple[Path, ...] = ()) -> Runs:
-    """Run the student's update in the sandbox and the reference's here."""
+@contextmanager
+def _student(path: str | Path, limits: Limits, hide: tuple[Path, ...]) -> Iterator[Sandbox]:
+    """The submission in a sandbox, if it imports and defines update."""
     with Sandbox(path, limits, hide) as sandbox:
         if sandbox.import_error:
             raise AnimationError(f"{path}: {sandbox.import_error}")
         if "update" not in sandbox.functions:
             raise AnimationError(f"{path} defines no function update(); write it to see your gas move")
-        student = record(sandbox_step(sandbox, chosen), chosen)
+        yield sandbox
+
+
+def _run(sandbox: Sandbox, chosen: Scenario) -> Runs:
+    """The student's update in the sandbox, the reference's here."""
+    student = record(sandbox_step(sandbox, chosen), chosen)
     reference = record(reference_step(chosen), chosen) if oracle.available() else None
     return Runs(chosen, student, reference, compare(student, reference, chosen))
 
 
+def simulate(path: str | Path, chosen: Scenario, limits: Limits = ANIMATION_LIMITS,
+             hide: tuple[Path, ...] = ()) -> Runs:
+    """Run the student's update in the sandbox and the reference's here."""
+    with _student(path, limits, hide) as sandbox:
+        return _run(sandbox, chosen)
+
+
 def first_failing(path: str | Path, limits: Limits = ANIMATION_LIMITS, hide: tuple[Path, ...] = (),
                   duration: float = 2.0) -> Runs | None:
-    """The first feedback scenario where the student's gas goes wrong (None: none does)."""
-    for name in FEEDBACK_SCENARIOS:
-        chosen = scenario(name, grains=30)
-        chosen = chosen.with_(duration=min(chosen.duration, duration))  # a short animation
-        try:
-            runs = simulate(path, chosen, limits, hide)
-        except AnimationError:
-            return None  # nothing to animate (no update, or no import)
-        if runs.differences.any or runs.student.error:
-            return runs
+    """The first feedback scenario where the student's gas goes wrong (None: none does).
+
+    One sandbox serves every scenario: each run starts from its own state.
+    """
+    try:
+        with _student(path, limits, hide) as sandbox:
+            for name in FEEDBACK_SCENARIOS:
+                chosen = scenario(name, grains=30)
+                chosen = chosen.with_(duration=min(chosen.duration, duration))  # a short animation
+                runs = _run(sandbox, chosen)
+                if runs.differences.any or runs.student.error:
+                    return runs
+    except AnimationError:
+        return None  # nothing to animate (no update, or no import)
     return None
 
 

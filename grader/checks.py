@@ -131,6 +131,17 @@ def time_and_index(r: Returned, n: int, k: int) -> tuple[float, tuple[int, int] 
     return tc, (i, j)
 
 
+def state_after_update(r: Returned, x_shape: tuple, v_shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x, v and indexOld after update, read from its arguments (it works in place)."""
+    after = []
+    for name, value, shape in zip(("x", "v", "indexOld"), (r.args_after[0], r.args_after[1], r.args_after[5]),
+                                  (x_shape, v_shape, (2,))):
+        if not (isinstance(value, wire.Numeric) and value.array.shape == shape):
+            fail(f"update replaced {name} by {wire.describe(value)}; it must stay an array of shape {shape}")
+        after.append(value.array)
+    return after[0], after[1], after[2]
+
+
 def unchanged(r: Returned, args: tuple, name: str) -> None:
     """The arguments after the call are what they were before."""
     for param, before, after in zip(spec.function_spec(name).params, args, r.args_after):

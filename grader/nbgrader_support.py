@@ -25,6 +25,7 @@ from typing import Iterable
 from grader import spec
 
 NOTEBOOK = "granular_gas.ipynb"
+NOTEBOOK_NAME = NOTEBOOK.removesuffix(".ipynb")  # as the gradebook names it
 ASSIGNMENT = "granular_gas"
 CACHE = ".granular_grader_results.json"
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,11 +163,11 @@ def export_batch(db_url: str, assignment: str, outcomes: Iterable, points: dict[
     with Gradebook(db_url) as gb:
         gb.update_or_create_assignment(assignment)
         try:
-            gb.find_notebook(NOTEBOOK.removesuffix(".ipynb"), assignment)
+            gb.find_notebook(NOTEBOOK_NAME, assignment)
         except MissingEntry:
-            gb.update_or_create_notebook(NOTEBOOK.removesuffix(".ipynb"), assignment)
+            gb.update_or_create_notebook(NOTEBOOK_NAME, assignment)
             for item in spec.ITEM_NAMES:
-                gb.update_or_create_grade_cell(grade_id(item), NOTEBOOK.removesuffix(".ipynb"), assignment,
+                gb.update_or_create_grade_cell(grade_id(item), NOTEBOOK_NAME, assignment,
                                                max_score=points[item], cell_type="code")
         written = 0
         for outcome in outcomes:
@@ -177,7 +178,7 @@ def export_batch(db_url: str, assignment: str, outcomes: Iterable, points: dict[
                 gb.add_submission(assignment, outcome.student)
             items = outcome.results["extra_data"]["items"] if outcome.results is not None else {}
             for item in spec.ITEM_NAMES:
-                grade = gb.find_grade(grade_id(item), NOTEBOOK.removesuffix(".ipynb"), assignment, outcome.student)
+                grade = gb.find_grade(grade_id(item), NOTEBOOK_NAME, assignment, outcome.student)
                 grade.auto_score = float(items[item][0]) if item in items else 0.0
                 grade.manual_score = None
             gb.db.commit()

@@ -6,11 +6,8 @@ import json
 import textwrap
 from pathlib import Path
 
+from grader.feedback import points as _points
 from grader.runner import GradeReport
-
-
-def _points(x: float) -> str:
-    return f"{x:g}" if x == int(x) else f"{x:.2f}"
 
 
 def as_text(report: GradeReport) -> str:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from grader import strategies as S
 from grader import wire
-from grader.checks import Property, fail, fmt, pair_overlap_during, time_and_index, wall_height
+from grader.checks import (Property, fail, fmt, pair_overlap_during, state_after_update, time_and_index,
+                           wall_height)
 from grader.sandbox import Returned, Sandbox
 from grader.scenarios import Scenario, box_walls, random_gas
 from grader.spec import NO_CONTACT, wall_number
@@ -107,13 +108,7 @@ class Case:
 def call_update(sb: Sandbox, gas: Scenario, x, v, index, dt: float, t: float = 0.0) -> tuple:
     """update in the sandbox; the new x, v and indexOld, read from the arguments."""
     r: Returned = sb.call(UPDATE, x, v, gas.R, gas.m, gas.w, index, gas.r, dt, t)
-    after = []
-    for name, value, shape in zip(("x", "v", "indexOld"), (r.args_after[0], r.args_after[1], r.args_after[5]),
-                                  (x.shape, v.shape, (2,))):
-        if not (isinstance(value, wire.Numeric) and value.array.shape == shape):
-            fail(f"{UPDATE} replaced {name} by {wire.describe(value)}; it must stay an array of shape {shape}")
-        after.append(value.array)
-    return tuple(after)
+    return state_after_update(r, x.shape, v.shape)
 
 
 def check_free_flight(sb: Sandbox, gas: Scenario) -> None:

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from grader import wire
+from grader.checks import PropertyFailed, state_after_update
 from grader.sandbox import Sandbox, SubmissionError
 from grader.scenarios import Scenario
 from grader.tolerances import OVERLAP_RTOL, STATE_RTOL
@@ -53,7 +53,7 @@ def record(step: Step, scenario: Scenario, frames: int | None = None) -> Traject
     for k in range(count):
         try:
             x, v, index = step(x, v, index, scenario.dt, k * scenario.dt)
-        except SubmissionError as exc:
+        except (SubmissionError, PropertyFailed) as exc:
             error = f"at t = {k * scenario.dt:.3g}: {exc}"
             break
         times.append((k + 1) * scenario.dt)
@@ -82,16 +82,10 @@ def sandbox_step(sandbox: Sandbox, scenario: Scenario) -> Step:
     def step(x, v, index, dt, t):
         returned = sandbox.call("update", x, v, scenario.R, scenario.m, scenario.w, index, scenario.r, dt, t,
                                 helpers={})
-        after = []
-        for name, value, shape in zip(("x", "v", "indexOld"), (returned.args_after[0], returned.args_after[1],
-                                                              returned.args_after[5]), (x.shape, v.shape, (2,))):
-            if not (isinstance(value, wire.Numeric) and value.array.shape == shape):
-                raise SubmissionError(f"update replaced {name} by {wire.describe(value)}; it must stay an array "
-                                      f"of shape {shape}")
-            after.append(value.array.copy())
-        if not np.all(np.isfinite(after[0])) or not np.all(np.isfinite(after[1])):
+        x, v, index = state_after_update(returned, x.shape, v.shape)
+        if not np.all(np.isfinite(x)) or not np.all(np.isfinite(v)):
             raise SubmissionError("update made a position or velocity infinite or NaN")
-        return after[0], after[1], after[2].astype(int)
+        return x.copy(), v.copy(), index.astype(int)
 
     return step
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from .test_batch import LOADS_FROM_NETWORK
 from .test_grader_corpus import BUGS, TEXTBOOK, mutate
 
 ROOT = Path(__file__).resolve().parents[1]
 ADA = ROOT / "examples" / "submissions" / "ada" / "granularGas.py"
-LOADS_FROM_NETWORK = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:)?//|url\(\s*["']?(https?:)?//|@import""", re.I)
 
 
 def animate(*args, timeout=300):

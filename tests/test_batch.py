@@ -15,15 +15,13 @@ from pathlib import Path
 import pytest
 
 from grader import batch
-from grader.sandbox import Limits
 from grader.spec import ITEM_NAMES
 from grader.submissions import DiscoveryError, discover
 
 from .test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate
-from .test_hostile import needs_namespaces, processes_matching
+from .test_hostile import FAST, needs_namespaces, processes_matching
 
 REPO = Path(__file__).resolve().parents[1]
-FAST = Limits(call_seconds=2.0, import_seconds=4.0)
 # What would make a browser fetch something: a page must hold all it shows.
 LOADS_FROM_NETWORK = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:)?//|url\(\s*["']?(https?:)?//|@import""", re.I)
 

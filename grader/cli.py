@@ -114,6 +114,15 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
         raise UsageError(str(exc)) from None
     if not submission_seconds > 0:
         raise UsageError(f"--submission-timeout {submission_seconds}: give a number of seconds > 0")
+    if nbgrader_db:
+        # Refused before grading, not after: nothing graded is then left unsaved.
+        try:
+            import nbgrader.api  # noqa: F401
+        except ImportError:
+            raise UsageError("--nbgrader-db needs nbgrader: pip install nbgrader") from None
+        if "://" not in nbgrader_db and not Path(nbgrader_db).resolve().parent.is_dir():
+            raise UsageError(f"--nbgrader-db {nbgrader_db}: its folder does not exist; give the course's "
+                             "gradebook.db")
     options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path),
                             submission_seconds=submission_seconds, animations=animations)
     if jobs is not None:

@@ -85,3 +85,21 @@ def test_batch_writes_its_grades_into_the_gradebook(course, tmp_path):
         assert float(grades[student]["score"]) == pytest.approx(float(ours[student]["score"]), abs=1e-6)
     results = json.loads((tmp_path / "out" / "ben" / "results.json").read_text())
     assert results["extra_data"]["items"]["contact_solve_grains"][0] < 15
+
+
+def test_a_gradebook_in_a_missing_folder_is_refused_before_grading(tmp_path):
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "a.py").write_text("x = 1\n")
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "subs"), "--out",
+                           str(tmp_path / "out"), "--nbgrader-db", str(tmp_path / "nowhere" / "gradebook.db")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "folder does not exist" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out" / "grades.csv").exists()
+
+
+def test_course_is_not_written_over_other_data(tmp_path):
+    (tmp_path / "thesis.tex").write_text("precious")
+    done = subprocess.run([sys.executable, "-m", "grader", "nbgrader-course", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "not an nbgrader course" in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "thesis.tex").read_text() == "precious"

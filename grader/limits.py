@@ -1,0 +1,70 @@
+"""The limits on a submission's process, declared once.
+
+Every time limit counts the CPU time of the submission's processes, not the
+wall clock, so that the same file gets the same grade on a quiet and on a busy
+machine. The wall clock is only a generous backstop (``WALL_BACKSTOP_FACTOR``
+times the CPU limit, plus ``WALL_BACKSTOP_SLACK``) against code that sleeps or
+blocks without using the CPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Wall-clock backstop of a CPU-time limit: factor and slack (seconds).
+WALL_BACKSTOP_FACTOR = 10.0
+WALL_BACKSTOP_SLACK = 30.0
+
+
+def wall_backstop(cpu_seconds: float) -> float:
+    """Wall-clock seconds after which a call is stopped whatever its CPU use."""
+    return cpu_seconds * WALL_BACKSTOP_FACTOR + WALL_BACKSTOP_SLACK
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of the submission's process (command-line options)."""
+
+    #: CPU seconds one call may use (``--timeout``).
+    call_seconds: float = 5.0
+    #: CPU seconds the import of the file may use (``--import-timeout``).
+    import_seconds: float = 20.0
+    #: Address space of each process (``--memory-mb``).
+    memory_bytes: int = 2 * 1024**3
+    #: Hard CPU limit of each process (RLIMIT_CPU), a last resort.
+    cpu_seconds: int = 600
+    #: Largest file the submission may write.
+    file_bytes: int = 1024**2
+    #: Size of the submission's private working folder (a quota where the sandbox supports it).
+    disk_bytes: int = 32 * 1024**2
+    #: Files and folders the submission may create in its working folder.
+    files: int = 1000
+    #: Processes the submission may run at once (``--processes``).
+    processes: int = 32
+    #: CPU seconds one function may use over all its calls: a slow function
+    #: must not make the batch crawl, one call just under the limit at a time.
+    function_seconds: float = 120.0
+    #: Use Linux namespaces where the machine permits (``--no-namespaces``: off).
+    namespaces: bool = True
+
+    @property
+    def call_wall_seconds(self) -> float:
+        return wall_backstop(self.call_seconds)
+
+    @property
+    def import_wall_seconds(self) -> float:
+        return wall_backstop(self.import_seconds)
+
+
+#: Wall-clock seconds for the whole grading of one submission in a batch (``--submission-timeout``).
+SUBMISSION_SECONDS = 900.0
+
+#: Bytes kept of anything the submission controls that reaches a report:
+#: an exception's message, a type name, a repr, a "where" line.
+TEXT_CAP = 300
+
+#: Bytes kept of what the submission printed (stdout and stderr together).
+OUTPUT_CAP = 64 * 1024
+
+#: Largest reply line the grader reads from the child; past it the reply is refused.
+REPLY_CAP = 16 * 1024**2

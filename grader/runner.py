@@ -183,6 +183,32 @@ def status_of(sandbox: Sandbox) -> str:
     return "; ".join(parts) or "graded"
 
 
+@dataclass(frozen=True)
+class GradeOptions:
+    """How to grade one file: the same for check, batch, nbgrader and Gradescope."""
+
+    #: Points per rubric item (None: the spec's).
+    points: dict[str, float] | None = None
+    limits: Limits = Limits()
+    #: Run the hidden tests (None: whenever the reference is installed).
+    hidden: bool | None = None
+    #: Run the hidden tests even when the sandbox cannot keep them secret
+    #: (written into every result).
+    allow_weak_isolation: bool = False
+    #: Folders the submission must not see (other submissions, the output).
+    hide: tuple[Path, ...] = ()
+
+
+def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> GradeReport:
+    """Grade the granularGas.py at ``path``: the one grading function every command calls.
+
+    Raises errors.IsolationTooWeak (before running anything) when hidden
+    tests would run without isolation strong enough and the options do not
+    allow it; errors.SandboxFault when the sandbox cannot start.
+    """
+    return grade(path, options.points, options.limits, options.hidden, options.hide)
+
+
 def grade(
     path: str | Path,
     points: dict[str, float] | None = None,

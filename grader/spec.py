@@ -26,6 +26,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+#: The file students hand in, and the module name it is imported as.
+FILE_NAME: str = "granularGas.py"
+MODULE_NAME: str = "granularGas"
+
 #: Time returned when there is no (non-negative) contact time.
 NO_CONTACT: float = sys.float_info.max
 

@@ -6,7 +6,8 @@ The folder holds the two correct variants of the test corpus, its 24
 single-bug mutations, the five sample submissions of examples/ and hostile
 ones (hangs at import and in a function, a fork bomb, a memory bomb, an
 output flood, os._exit, killing its parent, the network, an unpickling bomb,
-a float that equals anything): 41 files, each graded from scratch (--force).
+a float that equals anything): 41 files, each graded from scratch (--force),
+each by a worker process of its own (python -m grader.batch_worker).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader import batch  # noqa: E402
-from grader.submissions import discover  # noqa: E402
+from grader.submissions import scan  # noqa: E402
 from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate  # noqa: E402
 from tests.test_hostile import hostile  # noqa: E402
 
@@ -73,7 +74,8 @@ def main() -> None:
             out = Path(tmp) / f"out{jobs}"
             options = batch.Options(jobs=jobs, force=True, animations=not args.no_animations)
             started = time.perf_counter()
-            outcomes = batch.run(discover(subs), subs, out, options, io.StringIO())
+            found = scan(subs)
+            outcomes = batch.run(list(found.submissions), subs, out, options, io.StringIO(), skipped=found.skipped)
             wall = time.perf_counter() - started
             seconds = [o.results["execution_time"] for o in outcomes if o.results] or [0.0]
             statuses: dict[str, int] = {}

@@ -1,46 +1,54 @@
 """Grade a folder of submissions in parallel: grades.csv, results and feedback pages.
 
-Each submission is graded by a worker process of its own (``python -m grader
-check``), which starts the sandboxed child: a submission that kills, floods
-or hangs its grader costs its own grade only. The batch keeps at most
-``jobs`` workers running, watches their wall time, and writes every finished
-grade at once (results.json, feedback.html, then grades.csv), so an
-interrupted batch loses nothing it finished. A re-run skips a student whose
-file, rubric, limits and grader are unchanged since the last grade.
+Each submission is graded by a worker process of its own (``python -m
+grader.batch_worker``, which calls ``runner.grade_file`` with every option the
+batch was given): a submission that kills, floods or hangs its grader costs
+its own grade only. The batch keeps at most ``jobs`` workers running, stops a
+worker past the wall-clock backstop, and stores every finished grade at once,
+signed (see :mod:`grader.signing`), so an interrupted batch loses nothing it
+finished. A re-run keeps a student's grade only if its record verifies and the
+file, rubric, limits and grader are unchanged; grades.csv and summary.html are
+rebuilt from those verified records and the new grades, never read back.
 
 Output layout::
 
-    OUT/grades.csv                 one row per student
-    OUT/summary.html               for the TA
-    OUT/<student>/results.json     Gradescope's schema (as check --json)
-    OUT/<student>/feedback.html    for the student
+    OUT/grades.csv                          one row per student
+    OUT/summary.html                        for the TA
+    OUT/students/<safe name>/results.json   Gradescope's schema (as check --json)
+    OUT/students/<safe name>/feedback.html  for the student
+    OUT/students/<safe name>/record.sig     the signature of both
+    OUT/.grader-key                         the signing key (0600)
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
+import io
 import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from grader import feedback, oracle, spec, summary
-from grader.sandbox import Limits
-from grader.submissions import Submission
+from grader import errors, isolation, oracle, signing, spec, summary
+from grader.batch_worker import FAULT, TOO_WEAK, Job, Staging, WorkerReply, cleanup_stale, options_from_json
+from grader.limits import SUBMISSION_SECONDS, Limits
+from grader.runner import GradeOptions
+from grader.submissions import Skipped, Submission, safe_name, shown
 
 MARKER = ".granular-grader-batch"
+STUDENTS = "students"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 CSV_COLUMNS = ["student", "score", "max_score", *spec.ITEM_NAMES, "status"]
+FORGED_NOTE = "record changed outside the grader: regraded"
 
 
-class BatchError(ValueError):
+class BatchError(errors.UsageError):
     """The batch cannot run as asked; the message says what to fix."""
 
 
@@ -56,6 +64,18 @@ class Outcome:
     status: str
     results: dict | None = None  # results.json (None: no grade)
     reused: bool = False
+    #: Why the student was regraded, when the TA should know ("record changed outside the grader: ...").
+    note: str = ""
+    #: The options grade_file received for this grade (fresh grades only).
+    options: GradeOptions | None = None
+
+    @property
+    def folder(self) -> str:
+        return safe_name(self.student)
+
+    @property
+    def grader_error(self) -> bool:
+        return self.status.startswith("grader error")
 
     @property
     def row(self) -> dict:
@@ -73,8 +93,12 @@ class Options:
     force: bool = False
     limits: Limits = Limits()
     points: dict[str, float] | None = None  # None: the spec's
-    #: Wall time for the whole grading of one submission, worker included.
-    submission_seconds: float = 900.0
+    #: Run the hidden tests (None: whenever the reference is installed).
+    hidden: bool | None = None
+    #: Run the hidden tests even when the sandbox cannot keep them secret.
+    allow_weak_isolation: bool = False
+    #: Wall-clock backstop for the whole grading of one submission, worker included.
+    submission_seconds: float = SUBMISSION_SECONDS
     #: Put an animation of the first failing scenario into feedback pages.
     animations: bool = True
 
@@ -85,53 +109,72 @@ def fingerprint(options: Options) -> str:
     for folder in ("grader", "reference"):
         for source in sorted((PACKAGE_ROOT / folder).glob("*.py")):
             digest.update(source.name.encode() + source.read_bytes())
-    digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations],
-                             sort_keys=True).encode())
+    digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations,
+                              options.hidden, options.allow_weak_isolation], sort_keys=True).encode())
     return digest.hexdigest()
 
 
-def prepare_output(out: Path, submissions_dir: Path) -> None:
+def _hidden_run(options: Options) -> bool:
+    return oracle.available() if options.hidden is None else options.hidden
+
+
+def check_isolation(options: Options) -> None:
+    """Refuse, before grading anyone, hidden tests the sandbox cannot keep secret (the runner's rule)."""
+    if not _hidden_run(options) or options.allow_weak_isolation:
+        return
+    probe = getattr(isolation, "probe", None)
+    if probe is not None:
+        found = probe(options.limits.namespaces)
+        strong, weaknesses = found.strong, list(found.weaknesses)
+    else:  # an isolation module without probe(): namespaces are the strong isolation
+        strong = options.limits.namespaces and isolation.namespaces_available()
+        weaknesses = ["no Linux namespaces"]
+    if not strong:
+        raise errors.IsolationTooWeak(
+            "the hidden tests must stay secret, but this machine's sandbox cannot keep them from the submissions: "
+            + "; ".join(weaknesses) + ". Allow namespaces (install bubblewrap), or pass --allow-weak-isolation "
+            "to run them anyway (every result then says so); nobody was graded")
+
+
+def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:
     """Create ``out``, or accept a previous batch's; never write into anything else."""
     out_r, sub_r = out.resolve(), submissions_dir.resolve()
     if out_r == sub_r or sub_r.is_relative_to(out_r):
         raise BatchError(f"--out {out} would hold the submissions; give a folder outside {submissions_dir}")
     if out.exists() and not out.is_dir():
         raise BatchError(f"--out {out} is a file; give a folder")
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise BatchError(f"--out {out} is not empty and was not written by a batch; give a new folder so "
                          "nothing is overwritten")
     out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("written by python -m grader batch\n")
+    folder = signing.OutputFolder(out)
+    folder.write((MARKER,), b"written by python -m grader batch\n")
+    return folder
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+def csv_cell(value: object) -> object:
+    """A cell a spreadsheet shows as text: a leading =, +, -, @, tab or CR would start a formula."""
+    if isinstance(value, str) and value.startswith(("=", "+", "-", "@", "\t", "\r")):
+        return "'" + value
+    return value
 
 
-def previous_results(out: Path, submission: Submission, print_: str) -> dict | None:
-    """The last grade of this very file under this very grader, if any."""
-    try:
-        results = json.loads((out / submission.student / "results.json").read_text())
-        extra = results["extra_data"]
-        if extra["sha256"] == submission.sha256 and extra["fingerprint"] == print_:
-            return results
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return None
+def grades_csv(outcomes: Sequence[Outcome]) -> bytes:
+    rows = sorted((o.row for o in outcomes), key=lambda r: r["student"])
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, CSV_COLUMNS, restval="", quoting=csv.QUOTE_MINIMAL)
+    writer.writeheader()
+    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
+    return text.getvalue().encode("utf-8")
 
 
-def valid_results(data: object) -> bool:
-    """Is this what our own worker writes (and not something else)?"""
-    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
-        return False
-    extra = data.get("extra_data")
-    if not isinstance(extra, dict) or set(extra.get("items", {})) != set(spec.ITEM_NAMES):
-        return False
-    scores = [t.get("score") for t in data["tests"]] + [data.get("score"), data.get("max_score")]
-    return all(isinstance(x, (int, float)) for x in scores) and 0 <= data["score"] <= data["max_score"]
+def grades_table(outcomes: Sequence[Outcome]) -> str:
+    """The grades as an aligned text table; names and statuses escaped (no control character reaches a terminal)."""
+    header = [spec.ITEM_ABBREVIATIONS.get(c, c) for c in CSV_COLUMNS]
+    rows = [[shown(str(o.row.get(c, ""))) for c in CSV_COLUMNS] for o in outcomes]
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    return "\n".join(lines) + "\n"
 
 
 class Progress:
@@ -141,6 +184,10 @@ class Progress:
         self.total, self.done, self.stream = total, 0, stream
         self.started = time.monotonic()
         self.tty = stream.isatty()
+
+    def say(self, line: str) -> None:
+        self.stream.write(("\r" if self.tty else "") + line + "\n")
+        self.stream.flush()
 
     def update(self, running: int, last: Outcome | None = None) -> None:
         if last is not None:
@@ -156,8 +203,8 @@ class Progress:
         elif last is not None:
             score = "" if last.results is None else f" {last.results['score']:g}/{last.results['max_score']:g}"
             reused = " (unchanged, kept)" if last.reused else ""
-            self.stream.write(f"[{self.done}/{self.total}] {last.student}:{score} {last.status}{reused}\n")
-            self.stream.flush()
+            note = f" ({last.note})" if last.note else ""
+            self.say(f"[{self.done}/{self.total}] {shown(last.student)}:{score} {shown(last.status)}{reused}{note}")
 
     def finish(self) -> None:
         if self.tty:
@@ -165,156 +212,137 @@ class Progress:
             self.stream.flush()
 
 
-@dataclass
-class _Job:
-    submission: Submission
-    process: subprocess.Popen
-    started: float
-    results_path: Path
-    log_path: Path
-
-
-def _limit_arguments(limits: Limits) -> list[str]:
-    args = ["--timeout", str(limits.call_seconds), "--import-timeout", str(limits.import_seconds), "--memory-mb", str(limits.memory_bytes // 1024**2),
-            "--processes", str(limits.processes)]
-    return args + ([] if limits.namespaces else ["--no-namespaces"])
-
-
-def _write_rubric(points: dict[str, float] | None, staging: Path) -> Path | None:
-    """The points as a rubric file for the workers."""
-    if points is None:
-        return None
-    path = staging / "rubric.toml"
-    path.write_text("[points]\n" + "".join(f"{name} = {value!r}\n" for name, value in points.items()))
-    return path
-
-
-def _start(submission: Submission, staging: Path, hide: list[Path], options: Options,
-           rubric_file: Path | None) -> _Job:
-    folder = staging / submission.student
-    folder.mkdir()
-    source = folder / "granularGas.py"
-    source.write_bytes(submission.source or b"")
-    results_path = folder / "results.json"
-    log_path = folder / "grader.log"
-    argv = [sys.executable, "-m", "grader", "check", str(source), "--json", str(results_path), "--quiet",
-            *_limit_arguments(options.limits)]
-    if options.animations:
-        argv += ["--animation", str(folder / "animation.gif")]
-    if rubric_file is not None:
-        argv += ["--rubric", str(rubric_file)]
-    for folder_to_hide in hide:
-        argv += ["--hide", str(folder_to_hide)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]))
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                                   env=env, start_new_session=True)
-    return _Job(submission, process, time.monotonic(), results_path, log_path)
-
-
-def _kill(job: _Job) -> None:
-    try:
-        os.killpg(job.process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    job.process.wait()
-
-
-def _finish(job: _Job, out: Path, print_: str, timed_out: bool) -> Outcome:
+# -- workers ----------------------------------------------------------------------
+def _finish(job: Job, timed_out: bool, seconds: float) -> tuple[Outcome, WorkerReply | None]:
     student = job.submission.student
     if timed_out:
-        return Outcome(student, "timeout (the whole grading)")
-    try:
-        results = json.loads(job.results_path.read_text())
-    except (OSError, ValueError):
-        results = None
-    if not valid_results(results):
-        log = job.log_path.read_text(errors="replace")[-2000:] if job.log_path.exists() else ""
-        last = log.strip().splitlines()[-1] if log.strip() else f"exit code {job.process.returncode}"
-        return Outcome(student, f"grader error: {last}")
-    results["extra_data"] |= {"sha256": job.submission.sha256, "fingerprint": print_, "student": student}
-    return Outcome(student, results["extra_data"]["status"], results)
+        return Outcome(student, f"grader error: the grading took more than {seconds:g} s (wall-clock backstop); "
+                                "run the batch again, or give a longer --submission-timeout"), None
+    reply = job.reply()
+    if reply is None:
+        return Outcome(student, f"grader error: {job.failure()}"), None
+    options = options_from_json(reply.options) if reply.options else None
+    if reply.kind == FAULT:
+        return Outcome(student, f"grader error: {reply.cause}", options=options), reply
+    if reply.kind == TOO_WEAK:
+        return Outcome(student, f"grader error: {reply.cause}", options=options), reply
+    assert reply.results is not None
+    return Outcome(student, reply.results["extra_data"]["status"], reply.results, options=options), reply
 
 
-def _store(outcome: Outcome, out: Path, submission: Submission, animation: Path | None = None) -> None:
-    """Write one student's files the moment they are known."""
-    if outcome.results is None or outcome.reused:
+def _reuse(out: signing.OutputFolder, key: bytes, s: Submission, print_: str) -> tuple[Outcome | None, str]:
+    """The verified grade of this very file under this very grader, if any; and a note if the record was forged."""
+    lookup = signing.load(out, key, (STUDENTS, safe_name(s.student)), s.student)
+    record = lookup.record
+    if record is None or record.sha256 != s.sha256 or record.fingerprint != print_:
+        return None, FORGED_NOTE if lookup.forged else ""
+    results = json.loads(record.results)
+    return Outcome(s.student, results["extra_data"]["status"], results, reused=True), ""
+
+
+def _store(out: signing.OutputFolder, key: bytes, outcome: Outcome, reply: WorkerReply | None, sha256: str,
+           print_: str) -> None:
+    if outcome.results is None or reply is None:
         return
-    folder = out / outcome.student
-    gif = animation.read_bytes() if animation is not None and animation.is_file() else None
-    _write_atomic(folder / "results.json", json.dumps(outcome.results, indent=2) + "\n")
-    _write_atomic(folder / "feedback.html", feedback.page(outcome.student, outcome.results,
-                                                          submission.source.decode("utf-8", "replace")
-                                                          if submission.source else "", gif))
+    record = signing.Record(outcome.student, sha256, print_, (json.dumps(outcome.results, indent=2) + "\n").encode(),
+                            reply.page.encode("utf-8", "surrogateescape"))
+    signing.store(out, key, (STUDENTS, outcome.folder), record)
 
 
-def write_grades(out: Path, outcomes: list[Outcome]) -> None:
-    rows = sorted((o.row for o in outcomes), key=lambda r: r["student"])
-    partial = out / ".grades.csv.partial"
-    with open(partial, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, CSV_COLUMNS, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(partial, out / "grades.csv")
+def _check_names(submissions: Sequence[Submission]) -> None:
+    folders: dict[str, str] = {}
+    for s in submissions:
+        other = folders.setdefault(safe_name(s.student), s.student)
+        if other != s.student:
+            raise BatchError(f"students {shown(other)} and {shown(s.student)} would share the folder "
+                             f"{safe_name(s.student)}; rename one of them")
+
+
+def _publish(out: signing.OutputFolder, outcomes: dict[str, Outcome], skipped: Sequence[Skipped]) -> None:
+    finished = sorted(outcomes.values(), key=lambda o: o.student)
+    out.write(("grades.csv",), grades_csv(finished))
+    out.write(("summary.html",), summary.page(finished, skipped, STUDENTS).encode("utf-8", "surrogateescape"))
 
 
 def run(submissions: list[Submission], submissions_dir: Path, out: Path, options: Options,
-        progress_stream: TextIO = sys.stderr) -> list[Outcome]:
+        progress_stream: TextIO = sys.stderr, skipped: Sequence[Skipped] = ()) -> list[Outcome]:
     """Grade every submission into ``out``; the outcomes, sorted by student.
 
-    KeyboardInterrupt stops the workers, keeps what finished (grades.csv lists
-    the others as "not graded (interrupted)") and is raised again.
+    Raises BatchError (unusable options or output) and errors.IsolationTooWeak
+    before grading anyone. KeyboardInterrupt stops the workers, keeps what
+    finished (grades.csv lists the others as "not graded (interrupted)") and
+    is raised again.
     """
     if options.jobs < 1:
         raise BatchError(f"--jobs {options.jobs}: give at least 1")
-    prepare_output(out, submissions_dir)
+    if not options.submission_seconds > 0:
+        raise BatchError(f"--submission-timeout {options.submission_seconds}: give a number of seconds > 0")
+    _check_names(submissions)
+    if not isinstance(options.limits, Limits):  # an older Limits class (grader.sandbox's): same fields, fewer
+        options = dataclasses.replace(options, limits=Limits(**dataclasses.asdict(options.limits)))
+    check_isolation(options)
+    cleanup_stale()
+    with prepare_output(out, submissions_dir) as folder:
+        key, _ = folder.key()
+        return _grade_all(submissions, submissions_dir, out, folder, key, options, progress_stream, skipped)
+
+
+def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, folder: signing.OutputFolder,
+               key: bytes, options: Options, stream: TextIO, skipped: Sequence[Skipped]) -> list[Outcome]:
     print_ = fingerprint(options)
-    hide = [submissions_dir.resolve(), out.resolve()]
     outcomes: dict[str, Outcome] = {}
-    pending: list[Submission] = []
+    pending: list[tuple[Submission, str]] = []
+    progress = Progress(len(submissions), stream)
+    for entry in skipped:
+        progress.say(f"skipped {shown(str(entry.path))}: {entry.reason}")
     for s in submissions:
         if s.source is None:
             outcomes[s.student] = Outcome(s.student, f"missing: {s.problem}")
             continue
-        previous = None if options.force else previous_results(out, s, print_)
-        if previous is not None:
-            outcomes[s.student] = Outcome(s.student, previous["extra_data"]["status"], previous, reused=True)
+        kept, note = (None, "") if options.force else _reuse(folder, key, s, print_)
+        if kept is not None:
+            outcomes[s.student] = kept
         else:
-            pending.append(s)
-    progress = Progress(len(submissions), progress_stream)
+            pending.append((s, note))
     for outcome in outcomes.values():
         progress.update(0, outcome)
-    running: list[_Job] = []
+    staging = Staging()
+    grade_options = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation,
+                                 (submissions_dir.resolve(), out.resolve(), staging.jobs))
+    running: list[tuple[Job, str]] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="granular-batch-") as staging:
-            rubric_file = _write_rubric(options.points, Path(staging))
-            while pending or running:
-                while pending and len(running) < options.jobs:
-                    running.append(_start(pending.pop(0), Path(staging), hide, options, rubric_file))
-                time.sleep(0.05)
-                for job in list(running):
-                    timed_out = time.monotonic() - job.started > options.submission_seconds
-                    if job.process.poll() is None and not timed_out:
-                        continue
-                    if timed_out:
-                        _kill(job)
-                    running.remove(job)
-                    outcome = _finish(job, out, print_, timed_out)
-                    _store(outcome, out, job.submission, job.results_path.with_name("animation.gif"))
-                    outcomes[outcome.student] = outcome
-                    write_grades(out, list(outcomes.values()))
-                    progress.update(len(running), outcome)
-                if progress.tty:
-                    progress.update(len(running))
+        while pending or running:
+            while pending and len(running) < options.jobs:
+                submission, note = pending.pop(0)
+                running.append((staging.start(submission, grade_options, options.animations, print_), note))
+            time.sleep(0.05)
+            for job, note in list(running):
+                timed_out = time.monotonic() - job.started > options.submission_seconds
+                if job.process.poll() is None and not timed_out:
+                    continue
+                if timed_out:
+                    job.kill()
+                running.remove((job, note))
+                outcome, reply = _finish(job, timed_out, options.submission_seconds)
+                if reply is not None and reply.kind == TOO_WEAK:
+                    raise errors.IsolationTooWeak(reply.cause)
+                outcome.note = note
+                _store(folder, key, outcome, reply, job.submission.sha256, print_)
+                outcomes[outcome.student] = outcome
+                job.clean()
+                folder.write(("grades.csv",), grades_csv(list(outcomes.values())))
+                progress.update(len(running), outcome)
+            if progress.tty:
+                progress.update(len(running))
     except KeyboardInterrupt:
-        for job in running:
-            _kill(job)
         for s in submissions:
             outcomes.setdefault(s.student, Outcome(s.student, "not graded (interrupted)"))
         raise
     finally:
+        for job, _ in running:
+            job.kill()
+            job.clean()
+        staging.close()
         progress.finish()
-        write_grades(out, list(outcomes.values()))
-        finished = sorted(outcomes.values(), key=lambda o: o.student)
-        _write_atomic(out / "summary.html", summary.page(finished))
-    return finished
+        _publish(folder, outcomes, skipped)
+    return sorted(outcomes.values(), key=lambda o: o.student)

@@ -8,7 +8,9 @@
     python -m grader gradescope-zip --out autograder.zip
 
 Exit codes of check: 0 every test passed, 1 some failed, 2 the grader could
-not run (bad path, not a Python file, malformed rubric). Of batch: 0 every
+not run (bad path, not a Python file, malformed rubric, a sandbox that
+cannot start, or hidden tests asked for where the sandbox cannot keep them
+secret). Of batch: 0 every
 submission graded (whatever its score), 1 some could not be graded (their
 status says why), 2 unusable arguments, 130 interrupted.
 """
@@ -22,13 +24,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import rubric
-from grader.sandbox import Limits
+from grader.errors import GraderError, UsageError
+from grader.limits import SUBMISSION_SECONDS, Limits
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class UsageError(Exception):
-    """The command cannot run as asked; the message says what to fix."""
 
 
 def submission_path(text: str) -> Path:
@@ -60,7 +59,8 @@ def make_limits(call_seconds: float = Limits.call_seconds, memory_mb: int = Limi
 
 def check_main(path: str, json_path: str | None = None, rubric_path: str | None = None,
                limits: Limits = Limits(), hide: list[str] | None = None, quiet: bool = False,
-               html_path: str | None = None, animation_path: str | None = None) -> int:
+               html_path: str | None = None, animation_path: str | None = None,
+               allow_weak_isolation: bool = False) -> int:
     """Grade one file, print the report, maybe write results.json, the feedback page
     and the animation of the first failing scenario; the exit code."""
     from grader import feedback, report, runner
@@ -68,7 +68,7 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     submission = submission_path(path)
     points = rubric.load(rubric_path)
     hidden = tuple(Path(h) for h in hide or ())
-    grade = runner.grade(submission, points, limits, hide=hidden)
+    grade = runner.grade_file(submission, runner.GradeOptions(points, limits, None, allow_weak_isolation, hidden))
     if not quiet:
         print(report.as_text(grade), end="")
     results = report.as_gradescope(grade)
@@ -167,35 +167,28 @@ def grades_table(outcomes: list) -> str:
 def kit_main(out: str) -> int:
     from grader import kit
 
-    try:
-        folder = kit.build(Path(out))
-    except kit.KitError as exc:
-        raise UsageError(str(exc)) from None
+    folder = kit.build(Path(out))
     print(f"student kit written to {folder}")
     return EXIT_PASSED
 
 
-def course_main(out: str, rubric_path: str | None = None) -> int:
+def course_main(out: str, rubric_path: str | None = None, limits: Limits = Limits(),
+                allow_weak_isolation: bool = False) -> int:
     from grader import nbgrader_support
 
-    try:
-        folder = nbgrader_support.write_course(Path(out), rubric.load(rubric_path))
-    except nbgrader_support.CourseError as exc:
-        raise UsageError(str(exc)) from None
+    folder = nbgrader_support.write_course(Path(out), rubric.load(rubric_path), limits, allow_weak_isolation)
     print(f"nbgrader course written to {folder}: cd there, then nbgrader generate_assignment "
           f"{nbgrader_support.ASSIGNMENT}")
     return EXIT_PASSED
 
 
-def gradescope_main(out: str, hidden_visibility: str, rubric_path: str | None = None) -> int:
+def gradescope_main(out: str, hidden_visibility: str, rubric_path: str | None = None, limits: Limits = Limits(),
+                    allow_weak_isolation: bool = False) -> int:
     from grader import gradescope
 
     rubric.load(rubric_path)  # refuse a bad rubric now, not on Gradescope
-    try:
-        path = gradescope.build_zip(Path(out), hidden_visibility,
-                                    Path(rubric_path).read_text() if rubric_path else None)
-    except gradescope.BundleError as exc:
-        raise UsageError(str(exc)) from None
+    path = gradescope.build_zip(Path(out), hidden_visibility, Path(rubric_path).read_text() if rubric_path else None,
+                                limits, allow_weak_isolation)
     print(f"Gradescope autograder written to {path}: upload it as the assignment's autograder (zip file)")
     return EXIT_PASSED
 
@@ -214,15 +207,20 @@ def animate_main(args: argparse.Namespace) -> int:
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     limits = parser.add_argument_group("limits of the submission's process")
     limits.add_argument("--timeout", type=float, default=Limits.call_seconds, metavar="S",
-                        help="seconds allowed for one call of a function (default %(default)s)")
+                        help="CPU seconds allowed for one call of a function (default %(default)s; the wall "
+                             "clock is only a generous backstop)")
     limits.add_argument("--import-timeout", type=float, default=Limits.import_seconds, metavar="S",
-                        help="seconds allowed to import the file (default %(default)s)")
+                        help="CPU seconds allowed to import the file (default %(default)s)")
     limits.add_argument("--memory-mb", type=int, default=Limits.memory_bytes // 1024**2, metavar="MB",
                         help="address space of the submission's process (default %(default)s)")
     limits.add_argument("--processes", type=int, default=Limits.processes, metavar="N",
                         help="processes the submission may run at once (default %(default)s)")
     limits.add_argument("--no-namespaces", action="store_true",
-                        help="do not use Linux namespaces even where permitted (resource limits only)")
+                        help="do not use Linux namespaces even where permitted (resource limits only; hidden "
+                             "tests then need --allow-weak-isolation)")
+    limits.add_argument("--allow-weak-isolation", action="store_true",
+                        help="run the hidden tests even where the sandbox cannot keep them secret (every result "
+                             "says so)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="no animation in the feedback pages (a few seconds less per failing submission)")
     batch.add_argument("--nbgrader-db", metavar="PATH", help="also write the grades into this nbgrader gradebook "
                        "(gradebook.db of the course, or a database URL)")
-    batch.add_argument("--submission-timeout", type=float, default=900.0, metavar="S",
+    batch.add_argument("--submission-timeout", type=float, default=SUBMISSION_SECONDS, metavar="S",
                        help="seconds for the whole grading of one submission (default %(default)s)")
     _limit_options(batch)
     animate = commands.add_parser("animate", help="the student's gas next to the reference's, as .gif/.mp4/.html")
@@ -268,32 +266,37 @@ def main(argv: list[str] | None = None) -> int:
     course = commands.add_parser("nbgrader-course", help="write an nbgrader course folder for the assignment")
     course.add_argument("--out", required=True, metavar="DIR", help="the course folder to write")
     course.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (the cells' points)")
+    _limit_options(course)
     zipped = commands.add_parser("gradescope-zip", help="build the Gradescope autograder bundle")
     zipped.add_argument("--out", required=True, metavar="FILE", help="the .zip to write")
     zipped.add_argument("--hidden-visibility", default="after_published",
                         help="when students see the hidden tests: hidden, after_due_date, after_published "
                              "(default) or visible")
     zipped.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table")
+    _limit_options(zipped)
     kit = commands.add_parser("student-kit", help="build what students download (no reference inside)")
     kit.add_argument("--out", required=True, metavar="DIR", help="folder to write the kit into")
     args = parser.parse_args(argv)
+    from grader import isolation
+
+    isolation.cleanup_stale()  # sandbox folders of grader processes that were killed
     try:
         if args.command == "student-kit":
             return kit_main(args.out)
         if args.command == "animate":
             return animate_main(args)
-        if args.command == "nbgrader-course":
-            return course_main(args.out, args.rubric)
-        if args.command == "gradescope-zip":
-            return gradescope_main(args.out, args.hidden_visibility, args.rubric)
         limits = make_limits(args.timeout, args.memory_mb, args.processes, not args.no_namespaces,
                              args.import_timeout)
+        if args.command == "nbgrader-course":
+            return course_main(args.out, args.rubric, limits, args.allow_weak_isolation)
+        if args.command == "gradescope-zip":
+            return gradescope_main(args.out, args.hidden_visibility, args.rubric, limits, args.allow_weak_isolation)
         if args.command == "check":
             return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
-                              args.animation)
+                              args.animation, args.allow_weak_isolation)
         return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
                           args.submission_timeout, args.nbgrader_db, not args.no_animations)
-    except (UsageError, rubric.RubricError) as exc:
+    except GraderError as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
 

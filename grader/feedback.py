@@ -119,7 +119,8 @@ def page(student: str, results: dict, source: str = "", gif: bytes | None = None
     if source:
         body.append(f"<details><summary>The file that was graded (sha256 {escape(extra.get('sha256', '')[:12])})"
                     f"</summary><pre>{escape(source)}</pre></details>")
-    if extra.get("protections"):
-        items = "".join(f"<li>{escape(p)}</li>" for p in extra["protections"])
+    if extra.get("protections") or extra.get("weaknesses"):
+        items = "".join(f"<li>{escape(p)}</li>" for p in extra.get("protections", []))
+        items += "".join(f"<li>not in force: {escape(p)}</li>" for p in extra.get("weaknesses", []))
         body.append(f"<details class=\"small\"><summary>How your code was run</summary><ul>{items}</ul></details>")
     return html_document(f"Feedback for {student}", "\n".join(body))

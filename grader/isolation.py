@@ -1,195 +1,356 @@
-"""What the operating system offers to fence a submission in, without root.
+"""Fence a submission's process in: an allow-list sandbox that fails closed.
 
-Three layers, each used when the machine permits it (probed once):
+A :class:`Box` is one private folder and the way to start a process fenced into it. Where the machine
+permits (bubblewrap, ``bwrap``, and Linux namespaces), the child sees only what it needs (the file tree of
+:mod:`grader.isolation_tree`): Python's standard library, numpy, matplotlib and their dependencies, its own
+folder, a private /dev, /proc and /tmp; nothing else exists for it (no checkout, no home, no network). As root
+it runs under a uid of its own (``SANDBOX_UID_BASE + pid * 64 + slot``), never root. Without namespaces, a
+root grader still drops to that uid; a non-root grader cannot, and says so. :func:`probe` reports what is
+actually in force; the runner refuses hidden tests unless it is strong.
 
-* resource limits (always): CPU time, address space, file size, core dumps,
-  number of processes; a new session whose process group is killed as a whole;
-* Linux namespaces through ``unshare``: a pid namespace (the submission sees
-  and can signal only its own processes; they all die with it), a network
-  namespace (no connection leaves the machine), a mount namespace in which the
-  temporary folder, the reference, the grader, the submissions and the output
-  folder are hidden under empty file systems and the rest is read-only;
-  a user namespace when the grader itself is not root;
-* when the grader runs as root: the submission runs under a uid of its own
-  (never root), so it cannot write the files of anyone else either.
-
-:func:`wrap` turns the child's command into the guarded one and lists the
-protections that are active, for the report.
+Every folder lives under one parent per grader process (``<tmp>/granular-grader-<pid>-*``) that ``close()``,
+an atexit hook and SIGTERM remove; :func:`cleanup_stale` removes those of dead grader processes.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
-# Run by ``sh`` inside the new namespaces, as their root, before the child
-# starts. Its cwd is the sandbox folder; it hides the folder that holds every
-# sandbox, then binds its own folder back in place (through /proc/self/cwd,
-# which still points at it), so it sees its own folder and no other; only its
-# working folder inside is writable.
-NAMESPACE_SETUP = r"""
-set -e
-root=$1; cover=$2; shift 2
-n=$1; shift
-while [ "$n" -gt 0 ]; do mount --bind -o ro "$1" "$root/$2"; shift 2; n=$((n - 1)); done
-mount -t tmpfs -o size=64m,mode=1777 granular-tmp "$cover"
-mkdir -p "$root"
-mount -c --rbind /proc/self/cwd "$root"
-mount --bind "$root/work" "$root/work"
-mount -o remount,bind,ro "$root"
-n=$1; shift
-while [ "$n" -gt 0 ]; do mount -t tmpfs -o ro,size=4k granular-hidden "$1"; shift; n=$((n - 1)); done
-for dir in /dev/shm /var/tmp /run/shm; do
-  if [ -d "$dir" ] && [ "$dir" != "$cover" ]; then mount -t tmpfs -o size=16m,mode=1777 granular-tmp "$dir"; fi
-done
-mount -o remount,bind,ro / 2>/dev/null || true
-cd "$root/work"
-exec "$@"
-"""
+from grader import isolation_host as host
+from grader import isolation_tree as tree
+from grader.errors import SandboxFault
+from grader.isolation_host import SANDBOX_UID_BASE, cleanup_stale
+from grader.limits import Limits
 
-#: First uid used for submissions when the grader is root (one per worker).
-SANDBOX_UID_BASE = 200_000
+__all__ = ["Probe", "probe", "Box", "cleanup_stale", "SANDBOX_UID_BASE", "Mode"]
+
+#: Private /tmp of a box: small; TMPDIR points at the work folder, which has the real quota.
+_TMP_BYTES, _TMP_FILES = 1024**2, 64
+
+
+class Mode(Enum):
+    BWRAP_ROOT = "bubblewrap, as root"
+    BWRAP_USER = "bubblewrap, user namespace"
+    PLAIN_ROOT = "no namespaces, as root"
+    PLAIN_USER = "no namespaces, not root"
 
 
 @dataclass(frozen=True)
-class Guard:
-    """How one child is started: a command prefix and what it protects."""
+class Probe:
+    """What isolation is in force.
 
-    argv: list[str]
-    python: str  # the interpreter, as the child sees it
-    site: str  # the folder holding numpy, as the child sees it
-    uid: int | None  # the uid the child runs under, if it changes
-    nproc_in_preexec: bool  # set RLIMIT_NPROC before exec (else in argv)
-    protections: tuple[str, ...]
-    #: Without namespaces, a root grader drops to ``uid`` itself before exec.
-    setuid_in_preexec: bool = False
-
-
-def _run_ok(argv: list[str]) -> bool:
-    try:
-        return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=20).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-def _readable_by_others(path: Path) -> bool:
-    """Can a uid with no rights of its own read ``path`` (every parent searchable)?"""
-    path = path.resolve()
-    for p in [path, *path.parents]:
-        mode = p.stat().st_mode
-        if not mode & 0o001:
-            return False
-    return bool(path.stat().st_mode & 0o004)
-
-
-def _unshare_flags() -> list[str]:
-    flags = ["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc",
-             "--kill-child=SIGKILL", "--propagation", "private"]
-    if os.geteuid() != 0:
-        flags[1:1] = ["--user", "--map-root-user"]
-    return flags
-
-
-@functools.lru_cache(maxsize=None)
-def namespaces_available() -> bool:
-    """Can this process start a child in new user/pid/net/mount namespaces?"""
-    tools = ["unshare", "mount", "sh", "setpriv"] + ([] if os.geteuid() == 0 else ["prlimit"])
-    if sys.platform != "linux" or any(shutil.which(t) is None for t in tools):
-        return False
-    return _run_ok(_unshare_flags() + ["sh", "-c", "mount -t tmpfs none /tmp && mount -o remount,bind,ro / ; true"])
-
-
-def _site_dir() -> Path:
-    import numpy
-
-    return Path(numpy.__file__).resolve().parents[1]
-
-
-def wrap(root: Path, hide: list[Path], nproc: int, use_namespaces: bool = True) -> Guard:
-    """The guard for a child whose sandbox folder is ``root``.
-
-    hide: folders the child must not see (besides the other sandboxes).
+    strong: the submission cannot read any secret (reference, hidden tests, hidden paths), cannot outlive its
+    box, and is not root: with bubblewrap (allow-list file system, own pid and network namespaces, own uid),
+    or as root without namespaces when its uid provably cannot read any secret.
+    protections: what IS in force; weaknesses: what is not, and why (none of them exposes a secret when strong).
     """
-    python, site = str(Path(sys.executable)), str(_site_dir())
-    base = ["own session (process group killed as a whole)", "resource limits: CPU time, memory, file size, "
-            f"processes ({nproc})"]
-    if not (use_namespaces and namespaces_available()):
-        if os.geteuid() != 0:
-            return Guard([], python, site, None, True, tuple(base))
-        # Root without namespaces (a container, say): at least not as root,
-        # when the interpreter and numpy are readable by another uid.
-        if _readable_by_others(Path(sys.executable)) and _readable_by_others(Path(site)):
-            uid = SANDBOX_UID_BASE + os.getpid()
-            return Guard([], python, site, uid, True, tuple(base + [f"runs as uid {uid}, not root"]), True)
-        return Guard([], python, site, None, True, tuple(base + [
-            "runs as root: the interpreter is not readable by other users and namespaces are not available"]))
-    binds: list[str] = []  # source, name in the sandbox folder, ...
-    uid = None
-    tail: list[str]
-    covered = root.parent.resolve()
 
-    def reachable(path: Path) -> bool:
-        """Can the child open ``path`` as it is (not hidden, not closed to it)?"""
-        return not path.resolve().is_relative_to(covered) and (os.geteuid() != 0 or _readable_by_others(path))
+    strong: bool
+    protections: tuple[str, ...]
+    weaknesses: tuple[str, ...]
 
-    # The interpreter and numpy may sit where the child cannot go (under
-    # /root, or in the temporary folder that is hidden): bind them, read-only,
-    # into the sandbox.
-    prefix = Path(sys.base_prefix).resolve()
-    # The base interpreter, not a venv's copy of it: the child needs no venv.
-    exe = prefix / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    exe = exe.resolve() if exe.exists() else Path(sys.executable).resolve()
-    python = str(exe)
-    if not reachable(exe) and exe.is_relative_to(prefix):
-        binds += [str(prefix), "python"]
-        python = str(root / "python" / exe.relative_to(prefix))
-    if not reachable(Path(site)):
-        binds += [site, "site"]
-        site = str(root / "site")
-    if os.geteuid() == 0:
-        uid = SANDBOX_UID_BASE + os.getpid()
-        # Changing uid clears the parent-death signal: set it again, so the
-        # child dies with unshare, which dies with the grader.
-        tail = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
-                "--pdeathsig=SIGKILL"]
-        who = f"runs as uid {uid}, not root"
+
+# ---------------------------------------------------------------- which mode the machine permits
+
+
+def _bwrap_refusal(mode: Mode) -> str | None:
+    """None when a real box starts here with bubblewrap; else why not (one line)."""
+    if sys.platform != "linux" or shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    if mode is Mode.BWRAP_ROOT and shutil.which("setpriv") is None:
+        return "setpriv is not installed (Debian: util-linux)"
+    files = tree.box_tree()
+    argv = _bwrap_argv(mode, files, Path("/dev/null"), Path("/dev/null"), host.uid_of(host.SLOTS - 1),
+                       Limits()) + [
+        files.python, "-I", "-S", "-c", f"import sys; sys.path[:0] = {list(files.site)!r}; import numpy"]
+    try:
+        run = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+                             env=_environment(files), start_new_session=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"bubblewrap could not start ({e})"
+    if run.returncode != 0:
+        lines = run.stderr.decode(errors="replace").strip().splitlines() or [f"exit {run.returncode}"]
+        return f"bubblewrap refused ({lines[-1][:200]})"
+    return None
+
+
+@functools.cache
+def _mode(namespaces: bool) -> tuple[Mode, str]:
+    """The mode a box gets, and why namespaces are not used ('' when they are)."""
+    root = os.geteuid() == 0
+    if not namespaces:
+        why = "namespaces turned off (--no-namespaces)"
     else:
-        # A nested user namespace drops the powers over the mounts above.
-        tail = ["unshare", "--user", "setpriv", "--pdeathsig=SIGKILL", "prlimit", f"--nproc={nproc}:{nproc}"]
-        who = "user namespace (no power over the grader's files or mounts)"
-    hidden = [p.resolve() for p in hide if p.exists() and p.is_dir()]
-    # A bound folder shows its content again at a second place: hide it there too.
-    for source, name in zip(binds[::2], binds[1::2]):
-        hidden += [root / name / p.relative_to(source) for p in hidden if p.is_relative_to(source)]
-    hidden = [p for p in hidden if not (p.is_relative_to(covered) and not p.is_relative_to(root))
-              and not root.resolve().is_relative_to(p)]
-    argv = (_unshare_flags() + ["sh", "-c", NAMESPACE_SETUP, "granular-setup", str(root.resolve()), str(covered),
-                                str(len(binds) // 2), *binds, str(len(hidden)), *map(str, hidden)] + tail)
-    protections = base + [
-        "pid namespace (sees and signals only its own processes; all die with it)",
-        "network namespace (no network)",
-        "mount namespace (other submissions, the output, the reference and the grader hidden; "
-        "read-only file system outside its folder)",
-        who,
-    ]
-    return Guard(argv, python, site, uid, os.geteuid() == 0, tuple(protections))
+        why = _bwrap_refusal(Mode.BWRAP_ROOT if root else Mode.BWRAP_USER) or ""
+        if not why:
+            return (Mode.BWRAP_ROOT if root else Mode.BWRAP_USER), ""
+    return (Mode.PLAIN_ROOT if root else Mode.PLAIN_USER), why
 
 
-def process_count(uid: int) -> int | None:
-    """How many processes ``uid`` has now (RLIMIT_NPROC counts them all); None if unknown."""
-    if not Path("/proc/self").exists():
-        return None
-    count = 0
-    for entry in Path("/proc").iterdir():
+def _mb(n: int) -> str:
+    return f"{n / 1024**2:g} MB"
+
+
+def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
+    """What the setup of ``mode`` puts in force (each one is set up by _bwrap_argv / _preexec)."""
+    who = f"uid {uid}" if uid is not None else "a uid of its own (200000 and up)"
+    rl = (f"resource limits: memory {_mb(limits.memory_bytes)}, files up to {_mb(limits.file_bytes)}, "
+          f"CPU {limits.cpu_seconds} s")
+    if mode in (Mode.PLAIN_ROOT, Mode.BWRAP_ROOT):
+        rl += f", {limits.processes} processes"
+    if mode is Mode.BWRAP_ROOT:
+        return ["file system: only Python, numpy, matplotlib and its own folder are visible",
+                f"runs as {who}, not root, with no capabilities and no new privileges",
+                "own process namespace: sees only its own processes, all killed at the end",
+                "no network",
+                f"work folder quota: {_mb(limits.disk_bytes)}, {limits.files} files", rl]
+    if mode is Mode.BWRAP_USER:
+        return ["file system: only Python, numpy, matplotlib and its own folder are visible",
+                "user namespace: no capabilities outside its sandbox",
+                "own process namespace: sees only its own processes, all killed at the end",
+                "no network", f"work folder quota: {_mb(limits.disk_bytes)}", rl]
+    if mode is Mode.PLAIN_ROOT:
+        return [f"runs as {who}, not root, with no new privileges: it can write only its work folder "
+                "and the machine's shared temporary folders", "all its processes (found by uid) killed at the end",
+                rl]
+    return ["own session: its process group is killed at the end", rl]
+
+
+def _weaknesses(mode: Mode, why: str, readable: Sequence[str]) -> list[str]:
+    if mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER):
+        return []
+    out = [f"no namespaces: {why}; it sees every file of the machine that other users may read",
+           "network is open", "a process it leaves behind is found only by its uid" if mode is Mode.PLAIN_ROOT
+           else "a process that leaves its session is not killed at the end"]
+    if mode is Mode.PLAIN_USER:
+        out.insert(0, "runs as your own user: it can read and write your files")
+    else:
+        out.append("it can write the shared temporary folders (/tmp, /var/tmp, /dev/shm); "
+                   "what it leaves there is removed at the end")
+        out += [f"can read {path}" for path in readable]
+    return out
+
+
+def probe(namespaces: bool = True) -> Probe:
+    """The isolation a Box gets on this machine (cached per process; cheap after the first call)."""
+    return _probe(namespaces, ())
+
+
+@functools.lru_cache(maxsize=64)
+def _probe(namespaces: bool, hide: tuple[Path, ...], uid: int | None = None,
+           limits: Limits = Limits()) -> Probe:
+    mode, why = _mode(namespaces)
+    readable: list[str] = []
+    if mode is Mode.PLAIN_ROOT:
+        readable = host.readable_as(uid or host.uid_of(host.SLOTS - 1), [*tree.secrets(), *hide])
+    weak = _weaknesses(mode, why, readable)
+    probe_uid = uid or host.uid_of(host.SLOTS - 1)
+    strong = mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER) or (
+        mode is Mode.PLAIN_ROOT and not readable and host.interpreter_usable(probe_uid))
+    return Probe(strong, tuple(_protections(mode, uid, limits)), tuple(weak))
+
+
+# ---------------------------------------------------------------- how a child is started
+
+# Run by ``sh`` as root inside the new namespaces (root mode), before the submission: a tmpfs with an inode
+# limit (bubblewrap itself can set only the size), then the box's own uid for good.
+_ROOT_LAUNCH = r"""
+set -e
+mount -n -t tmpfs -o "size=$1,nr_inodes=$2,mode=1777,nosuid,nodev" granular-work /box/work
+mount -n -t tmpfs -o "size=$3,nr_inodes=$4,mode=1777,nosuid,nodev" granular-tmp /tmp
+mount -n -t tmpfs -o "size=$3,nr_inodes=$4,mode=1777,nosuid,nodev" granular-shm /dev/shm
+cd /box/work
+uid=$5; shift 5
+exec setpriv --reuid="$uid" --regid="$uid" --clear-groups --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@"
+"""
+
+WORK_INSIDE = "/box/work"
+
+
+def _bwrap_argv(mode: Mode, files: tree.BoxTree, submission: Path, child: Path, uid: int,
+                limits: Limits) -> list[str]:
+    """The bubblewrap command line (without the child's own argv)."""
+    argv = ["bwrap", "--die-with-parent", "--new-session", *files.mount_args(),
+            "--ro-bind", str(submission), "/box/granularGas.py", "--ro-bind", str(child), "/box/child.py"]
+    if mode is Mode.BWRAP_ROOT:
+        # No user namespace: the uid outside is the box's own one, set by setpriv after the mounts.
+        argv[1:1] = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                     "--cap-drop", "ALL", *[a for c in ("SETUID", "SETGID", "SETPCAP", "SYS_ADMIN")
+                                            for a in ("--cap-add", f"CAP_{c}")]]
+        argv += ["--dir", WORK_INSIDE, "--dir", "/tmp", "--remount-ro", "/", "--chdir", "/",
+                 "/bin/sh", "-c", _ROOT_LAUNCH, "granular-launch", str(limits.disk_bytes), str(limits.files + 1),
+                 str(_TMP_BYTES), str(_TMP_FILES), str(uid)]
+    else:
+        argv[1:1] = ["--unshare-all", "--unshare-user", "--disable-userns"]
+        argv += ["--perms", "0700", "--size", str(limits.disk_bytes), "--tmpfs", WORK_INSIDE,
+                 "--perms", "0700", "--size", str(_TMP_BYTES), "--tmpfs", "/tmp",
+                 "--perms", "0700", "--size", str(_TMP_BYTES), "--tmpfs", "/dev/shm",
+                 "--remount-ro", "/", "--chdir", WORK_INSIDE]
+    return argv
+
+
+def _environment(files: tree.BoxTree, work: str = WORK_INSIDE) -> dict[str, str]:
+    env = {"PATH": files.path_var, "HOME": work, "TMPDIR": work, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
+           "MPLCONFIGDIR": f"{work}/.matplotlib"}
+    env.update({f"{lib}_NUM_THREADS": "1" for lib in ("OMP", "OPENBLAS", "MKL", "NUMEXPR", "VECLIB_MAXIMUM")})
+    if files.library_path:
+        env["LD_LIBRARY_PATH"] = files.library_path
+    return env
+
+
+def _preexec(limits: Limits, nproc: bool, uid: int | None) -> None:
+    """Runs in the forked child before exec: limits, then (without namespaces) the box's uid."""
+    for which, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_seconds),
+                         (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(which, (value, value))
+    if nproc:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+    # Past the file size limit a write fails instead of killing the child.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    if uid is not None:
+        host.as_uid(uid)
+    # After the uid change, which clears it: the child dies with the grader.
+    tree.die_with_parent()
+
+
+# ---------------------------------------------------------------- the box
+
+
+class Box:
+    """One private sandbox folder and how to start a process fenced into it."""
+
+    def __init__(self, submission: Path, child_script: Path, limits: Limits, hide: Sequence[Path] = ()) -> None:
+        """Creates the folder; copies the submission (as granularGas.py) and the child script into it."""
+        self.limits = limits
+        self.mode, _ = _mode(limits.namespaces)
+        self._procs: list[subprocess.Popen] = []
+        self._closed = False
+        pid = os.getpid()
+        with host.LOCK:
+            used = {box.slot for box in host.OPEN.get(pid, [])}
+            free = [s for s in range(host.SLOTS - 1) if s not in used]  # the last slot is the probe's
+            if not free:
+                raise SandboxFault(f"more than {host.SLOTS - 1} boxes open at once in process {pid}; close some")
+            self.slot = free[0]
+            self.root = Path(tempfile.mkdtemp(prefix=f"box-{self.slot}-", dir=host.parent()))
+            host.OPEN.setdefault(pid, []).append(self)
+        root_modes = (Mode.BWRAP_ROOT, Mode.PLAIN_ROOT)
+        self.uid: int | None = host.uid_of(self.slot) if self.mode in root_modes else None
         try:
-            if entry.name.isdigit() and entry.stat().st_uid == uid:
-                count += 1
-        except OSError:
-            continue
-    return count
+            self._fill(Path(submission), Path(child_script), tuple(Path(p) for p in hide))
+        except BaseException:
+            self.close()
+            raise
+
+    def _fill(self, submission: Path, child: Path, hide: tuple[Path, ...]) -> None:
+        self.root.chmod(0o711)
+        for name, source in (("granularGas.py", submission), ("child.py", child)):
+            shutil.copyfile(source, self.root / name)
+            (self.root / name).chmod(0o444)  # under its own uid, the child cannot rewrite what it is graded on
+        (self.root / "out").mkdir(mode=0o700)
+        for name in ("stdout", "stderr"):
+            (self.root / "out" / name).touch(mode=0o600)
+        self.probe = _probe(self.limits.namespaces, hide, self.uid, self.limits)
+        if self.mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER):
+            self.tree = tree.box_tree(tuple(p.resolve() for p in hide))
+            self.submission_inside, self.child_inside = "/box/granularGas.py", "/box/child.py"
+            self.site_inside, self.work_inside = self.tree.site, WORK_INSIDE
+            return
+        self.work = self.root / "work"
+        self.work.mkdir(mode=0o700)
+        self.submission_inside, self.child_inside = str(self.root / "granularGas.py"), str(self.root / "child.py")
+        self.site_inside, self.work_inside = tree.host_site(), str(self.work)
+        if self.uid is not None:
+            if not host.interpreter_usable(self.uid):
+                raise SandboxFault(
+                    f"without namespaces the submission runs as uid {self.uid}, which cannot run {tree.host_python()}"
+                    " with numpy: make the interpreter readable by other users, or install bubblewrap and drop "
+                    "--no-namespaces")
+            os.chown(self.work, self.uid, self.uid)
+            host.kill_uid(self.uid)  # nothing of an earlier grader with this pid may share the uid
+
+    def popen(self, child_args: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen:
+        """Start ``<python> -I -S <child_inside> *child_args`` fenced in; returns the outermost process."""
+        if self._closed:
+            raise SandboxFault("Box.popen after close(): open a new Box")
+        bwrap = self.mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER)
+        if bwrap:
+            files = self.tree
+            prefix = _bwrap_argv(self.mode, files, self.root / "granularGas.py", self.root / "child.py",
+                                 self.uid or 0, self.limits)
+            python, env, cwd = files.python, _environment(files), self.root
+        else:
+            prefix, python, cwd = [], tree.host_python(), self.work
+            env = {**_environment(tree.box_tree(), self.work_inside), "PATH": "/usr/bin:/bin"}
+            env["LD_LIBRARY_PATH"] = str(tree.host_prefix() / "lib")  # its RUNPATH may not be searchable
+        drop = self.uid if self.mode is Mode.PLAIN_ROOT else None
+        nproc = self.mode in (Mode.BWRAP_ROOT, Mode.PLAIN_ROOT)
+        with open(self.root / "out" / "stdout", "ab") as out, open(self.root / "out" / "stderr", "ab") as err:
+            proc = subprocess.Popen([*prefix, python, "-I", "-S", self.child_inside, *child_args],
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd, env=env,
+                                    pass_fds=pass_fds, start_new_session=True,
+                                    preexec_fn=lambda: _preexec(self.limits, nproc, drop))
+        self._procs.append(proc)
+        return proc
+
+    def output(self, limit: int) -> str:
+        """What the child printed (stdout then stderr), at most ``limit`` bytes read."""
+        chunks = []
+        for name in ("stdout", "stderr"):
+            with open(self.root / "out" / name, "rb") as f:
+                chunks.append(f.read(max(0, limit - sum(map(len, chunks)))))
+        return b"".join(chunks).decode("utf-8", errors="replace")
+
+    def kill_all(self) -> None:
+        """Kill every process that ran in the box and wait until none is left."""
+        namespaces = {ns for proc in self._procs if proc.poll() is None for ns in host.pid_namespaces_under(proc.pid)}
+        for proc in self._procs:
+            if proc.poll() is None:
+                host.kill_group(proc)
+        for proc in self._procs:
+            try:
+                proc.wait(timeout=host.KILL_SECONDS)
+            except subprocess.TimeoutExpired as e:
+                raise SandboxFault(f"the box's process {proc.pid} survives SIGKILL") from e
+        if self.uid is not None:
+            host.kill_uid(self.uid)
+        host.wait_namespaces_empty(namespaces)
+
+    def close(self) -> None:
+        """kill_all, then remove the folder; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.kill_all()
+        finally:
+            if self.mode is Mode.PLAIN_ROOT and self.uid is not None:
+                host.remove_owned_by(self.uid)
+            shutil.rmtree(self.root, ignore_errors=True)
+            pid = os.getpid()
+            with host.LOCK:
+                boxes = host.OPEN.get(pid, [])
+                if self in boxes:
+                    boxes.remove(self)
+                parent = host.PARENTS.pop(pid, None) if not boxes else None
+            if parent is not None:  # the last box of this process: nothing of it stays on disk
+                shutil.rmtree(parent, ignore_errors=True)
+
+    def __enter__(self) -> Box:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+

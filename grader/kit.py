@@ -11,6 +11,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from grader.errors import GraderError
+
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = ".granular-grader-kit"
 #: Grader modules that must not reach students.
@@ -38,7 +40,7 @@ packages = ["grader", "reference"]
 """
 
 
-class KitError(ValueError):
+class KitError(GraderError):
     """The kit cannot be built as asked."""
 
 

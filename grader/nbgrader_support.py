@@ -1,12 +1,16 @@
-"""nbgrader: the course's source notebook, its autograder cells, and the gradebook.
+"""nbgrader: the course folder, its notebook, grading a submitted folder, and the gradebook.
 
-The source notebook (assignment/nbgrader/source/granular_gas/) has one
-autograder test cell per rubric item (the six functions, the two scenarios),
-with the rubric's points. Each cell calls :func:`score`, which grades the
-student's ``granularGas.py`` once (through ``python -m grader check``, whose
-sandbox runs the student's code), caches the result next to it, and returns
-the item's points: nbgrader takes a number output by a test cell as partial
-credit. Nothing is written to stderr (nbgrader zeroes a test cell that does).
+The course's notebook has one test cell per rubric item, with the rubric's
+points. When the TA runs ``nbgrader autograde``, no kernel runs: the
+course's configuration (:func:`grader.nbgrader_autograde.configure`) puts the
+released cells in place of the submitted ones and fills their outputs from
+:func:`grade_folder`, which grades the student's ``granularGas.py`` in the
+sandbox with the rubric and limits the course was built with
+(``granular_grader.toml``). The outputs hold what a student may see only
+(:mod:`grader.student_view`), so ``generate_feedback`` carries no hidden test.
+
+:func:`score` and :func:`report` are what the cells call when a *student*
+runs the notebook on their own machine (public tests only, from the kit).
 
 :func:`export_batch` writes a batch's grades into an nbgrader gradebook
 through nbgrader's own API, so that ``nbgrader export`` produces the
@@ -16,18 +20,18 @@ course's CSV.
 from __future__ import annotations
 
 import hashlib
-import json
-import subprocess
-import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
-from grader import spec
+from grader import course_config, spec
+from grader.course_cache import CACHE_DIR, ResultCache
+from grader.limits import Limits
+from grader.errors import GraderError
+from grader.student_view import ItemView, StudentView, item_text, student_view, summary_text
 
 NOTEBOOK = "granular_gas.ipynb"
 NOTEBOOK_NAME = NOTEBOOK.removesuffix(".ipynb")  # as the gradebook names it
 ASSIGNMENT = "granular_gas"
-CACHE = ".granular_grader_results.json"
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "assignment" / "nbgrader"
 
@@ -36,37 +40,47 @@ CONFIG = f"""\
 c = get_config()
 c.CourseDirectory.course_id = "granular-gas"
 c.CourseDirectory.db_assignments = [dict(name="{ASSIGNMENT}")]
-# Students hand in granularGas.py next to the released notebook: the released
-# template of the same name must not overwrite it when autograding.
-c.Autograde.exclude_overwriting = {{"{ASSIGNMENT}": ["granularGas.py"]}}
-# The first test cell grades the whole file (a few seconds to a minute).
-c.Execute.timeout = 1800
+# autograde grades granularGas.py with granular-grader, in its sandbox, with the
+# rubric and limits of granular_grader.toml, and runs no notebook: cells a
+# student adds never execute, the released cells replace the submitted ones,
+# and a folder with granularGas.py alone gets the released notebook.
+from grader.nbgrader_autograde import configure
+configure(c, "{ASSIGNMENT}")
 """
 
 
-class CourseError(ValueError):
+class CourseError(GraderError):
     """The course folder cannot be written as asked; the message says why."""
 
 
-def write_course(out: Path, points: dict[str, float]) -> Path:
-    """A course folder: nbgrader_config.py and source/granular_gas/ (notebook and template)."""
+def write_course(out: Path, points: dict[str, float], limits: Limits = Limits(),
+                 allow_weak_isolation: bool = False) -> Path:
+    """A course folder: nbgrader_config.py, granular_grader.toml and source/granular_gas/."""
     import nbformat
 
     if out.exists() and any(out.iterdir()) and not (out / "nbgrader_config.py").exists():
         raise CourseError(f"{out} is not empty and is not an nbgrader course; give a new folder")
+    template = ROOT / "student_template" / spec.FILE_NAME
+    if not template.exists():
+        raise CourseError("the course is built from a checkout of granular-grader; student_template/ is missing")
     source = out / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     (out / "nbgrader_config.py").write_text(CONFIG)
+    settings = course_config.GradingSettings(dict(points), limits, allow_weak_isolation)
+    (out / course_config.SETTINGS_FILE).write_text(course_config.to_toml(settings))
     nbformat.write(build_notebook(points), source / NOTEBOOK)
-    template = ROOT / "student_template" / "granularGas.py"
-    if not template.exists():
-        raise CourseError("the course is built from a checkout of granular-grader; student_template/ is missing")
-    (source / "granularGas.py").write_text(template.read_text())
+    (source / spec.FILE_NAME).write_text(template.read_text())
     return out
 
 
 def grade_id(item: str) -> str:
     return f"grade_{item}"
+
+
+def item_of(cell_grade_id: str) -> str | None:
+    """The rubric item of a test cell's grade_id (None: not a test cell of ours)."""
+    item = cell_grade_id.removeprefix("grade_")
+    return item if cell_grade_id.startswith("grade_") and item in spec.ITEM_NAMES else None
 
 
 def build_notebook(points: dict[str, float]):
@@ -83,10 +97,11 @@ def build_notebook(points: dict[str, float]):
 
     cells = [new_markdown_cell(
         "# Event-driven granular gas\n\n"
-        "Write the six functions of the statement in `granularGas.py`, next to this notebook, and submit the "
-        "folder. The cells below grade that file with granular-grader, the same tests as "
-        "`python -m grader check granularGas.py`; each test cell shows the points earned for one function or "
-        "scenario. Do not edit them.", metadata=meta("instructions", False))]
+        f"Write the six functions of the statement in `{spec.FILE_NAME}`, next to this notebook, and submit it. "
+        "The cells below grade that file with granular-grader, the same tests as "
+        f"`python -m grader check {spec.FILE_NAME}`; each test cell shows the points earned for one function or "
+        "scenario. Do not edit them: the course grades with its own copy of these cells.",
+        metadata=meta("instructions", False))]
     cells.append(new_code_cell("from grader.nbgrader_support import score, report\nreport()",
                                metadata=meta("setup", False)))
     for item in spec.ITEM_NAMES:
@@ -98,57 +113,77 @@ def build_notebook(points: dict[str, float]):
     return notebook
 
 
-def _results(path: Path) -> dict | None:
-    """The grade of ``path``, computed once per content and cached beside it."""
+def missing_view(reason: str, points: dict[str, float]) -> StudentView:
+    """The view of a folder without a gradable file: 0 on every item, and why."""
+    items = tuple(ItemView(item, 0.0, points[item], (), 0) for item in spec.ITEM_NAMES)
+    return StudentView(spec.FILE_NAME, 0.0, sum(points.values()), reason, None, False, items)
+
+
+def submitted_file(folder: Path) -> Path | None:
+    """The student's granularGas.py in ``folder``: a regular file, never a link (it could point anywhere)."""
+    path = folder / spec.FILE_NAME
+    return path if path.is_file() and not path.is_symlink() else None
+
+
+def grade_folder(course: Path, folder: Path) -> StudentView:
+    """Grade ``folder``/granularGas.py as the course at ``course`` says; what the student may see.
+
+    The grade of an unchanged file is reused from the TA-only cache. Raises
+    GraderError (the grader's fault: weak isolation, a sandbox that cannot
+    start, unusable settings), never a 0 for the student.
+    """
+    from grader import runner
+
+    settings = course_config.load(course / course_config.SETTINGS_FILE)
+    path = submitted_file(folder)
+    if path is None:
+        return missing_view(f"no {spec.FILE_NAME} in the submission (a regular file of exactly this name)",
+                            settings.points)
+    cache = ResultCache(course / CACHE_DIR)
+    key = course_config.cache_key(path.read_bytes(), settings)
+    view = cache.get(key)
+    if view is None:
+        # The whole course is hidden from the submission: other students' files, the gradebook, the cache.
+        report = runner.grade_file(path, settings.options(hide=(course.resolve(),)))
+        view = student_view(report, spec.FILE_NAME)
+        cache.put(key, view)
+    return view
+
+
+# -- what the cells call when a student runs the notebook ----------------------------------------
+_graded: dict[str, StudentView] = {}
+
+
+def _view(path: Path) -> StudentView | None:
+    """The student's own file graded once per content (in memory: no file is trusted or written)."""
+    from grader import runner
+
     if not path.is_file():
         return None
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    cache = path.with_name(CACHE)
-    try:
-        cached = json.loads(cache.read_text())
-        if cached.get("sha256") == digest:
-            return cached["results"]
-    except (OSError, ValueError, KeyError):
-        pass
-    out = path.with_name(".granular_grader_check.json")
-    subprocess.run([sys.executable, "-m", "grader", "check", str(path), "--json", str(out), "--quiet"],
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3600)
-    try:
-        results = json.loads(out.read_text())
-    except (OSError, ValueError):
-        return None
-    try:
-        cache.write_text(json.dumps({"sha256": digest, "results": results}))
-    except OSError:
-        pass
-    return results
+    if digest not in _graded:
+        _graded[digest] = student_view(runner.grade_file(path), path.name)
+    return _graded[digest]
 
 
-def score(item: str, points: float, path: str = "granularGas.py") -> float:
+def score(item: str, points: float, path: str = spec.FILE_NAME) -> float:
     """``points`` times the fraction of the item's tests that ``path`` passes (0 if it cannot be graded)."""
     if item not in spec.ITEM_NAMES:
-        print(f"unknown item {item!r}; the items are {', '.join(spec.ITEM_NAMES)}")
+        print(f"score: unknown item {item!r}; the items are {', '.join(spec.ITEM_NAMES)}")
         return 0.0
-    results = _results(Path(path))
-    if results is None:
+    view = _view(Path(path))
+    if view is None:
         print(f"{path} could not be graded: is it next to this notebook?")
         return 0.0
-    earned, maximum = results["extra_data"]["items"][item]
-    failed = [t for t in results["tests"] if t["tags"][0] == item and t["status"] != "passed"]
-    for t in failed:
-        print(f"FAILED {t['name']}\n{t['output']}\n")
-    return round(points * earned / maximum, 6) if maximum else 0.0
+    print(item_text(view.item(item)), end="")
+    return round(points * view.item(item).fraction, 6)
 
 
-def report(path: str = "granularGas.py") -> None:
+def report(path: str = spec.FILE_NAME) -> None:
     """Print the points table (the setup cell's output)."""
-    results = _results(Path(path))
-    if results is None:
-        print(f"{path} could not be graded: is it next to this notebook?")
-        return
-    print(f"{path}: {results['score']:g} / {results['max_score']:g} points ({results['extra_data']['status']})")
-    for item, (earned, maximum) in results["extra_data"]["items"].items():
-        print(f"  {item:<22} {earned:6.2f} / {maximum:g}")
+    view = _view(Path(path))
+    print(f"{path} could not be graded: is it next to this notebook?" if view is None else summary_text(view),
+          end="" if view else "\n")
 
 
 def export_batch(db_url: str, assignment: str, outcomes: Iterable, points: dict[str, float]) -> int:

@@ -12,6 +12,9 @@ from grader.runner import GradeReport
 
 def as_text(report: GradeReport) -> str:
     lines = [f"{report.submission}: {_points(report.score)} / {_points(report.max_score)} points"]
+    if report.weak_isolation_allowed:
+        lines.append("  WARNING: hidden tests ran with weak isolation (--allow-weak-isolation): "
+                     + "; ".join(report.weaknesses))
     if report.import_error:
         lines.append(f"  {report.import_error}")
     elif report.status != "graded":
@@ -58,6 +61,9 @@ def as_gradescope(report: GradeReport) -> dict:
             "items": {name: [round(a, 4), round(b, 4)] for name, (a, b) in report.by_item().items()},
             "hidden_tests_run": report.hidden_run,
             "protections": list(report.protections),
+            "weaknesses": list(report.weaknesses),
+            "weak_isolation_allowed": report.weak_isolation_allowed,
+            "outcomes": {r.prop.id: r.outcome for r in report.results},
             "printed": report.output,
         },
     }

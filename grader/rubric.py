@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from grader import spec
+from grader.errors import GraderError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -23,7 +24,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 
-class RubricError(ValueError):
+class RubricError(GraderError):
     """The rubric file cannot be used; the message says what to fix."""
 
 

@@ -4,6 +4,12 @@ Each property is searched with Hypothesis ``find``: the first failing input is
 shrunk to the smallest one, which is then run once more for its message and
 turned into a reproduction snippet. Settings are derandomized and use no
 example database, so the same file always gets the same grade.
+
+The submission's functions call their own helpers; nothing of the reference
+reaches its process. A failing case that rests on a helper proved wrong (see
+:mod:`grader.helper_audit`) is set aside instead of counting against the
+function. A timeout or a crash ends the search of its property only: that
+test fails, the child is restarted, and the other tests still run.
 """
 
 from __future__ import annotations
@@ -11,18 +17,31 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from grader import oracle, rubric, spec
-from grader.checks import Discard, Property, PropertyFailed, fmt
-from grader.sandbox import CallTimeout, ChildDied, Limits, Sandbox, SubmissionError
+from grader import helper_audit, isolation, oracle, rubric, spec
+from grader import sandbox as sandboxes
+from grader.calls import Returned
+from grader.checks import Discard, Property, PropertyFailed
+from grader.errors import IsolationTooWeak
+from grader.limits import Limits
+from grader.sandbox import CallTimeout, ChildDied, ProtocolViolation, Sandbox, SubmissionError
+from grader.snippets import snippet
+
+#: The order in which items are graded: a function after the helpers it may
+#: call, so that a helper's own failures are known when its callers are graded.
+GRADING_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "contact_solve_wall",
+                                  "contact_solve_grains", "minimum_contact_time", "update", *spec.SCENARIO_NAMES)
+
+#: How a test ended, beyond passed/failed: for the grades table's status.
+PASSED, FAILED, TIMEOUT, CRASHED, SET_ASIDE = "passed", "failed", "timeout", "crashed", "set aside"
 
 
 def all_properties(hidden: bool) -> list[Property]:
-    """The public properties, and the hidden ones if asked (and installed)."""
+    """The public properties, and the hidden ones if asked (and installed), in the statement's order."""
     from grader import tests_contacts, tests_scenarios, tests_system
 
     properties = tests_contacts.PROPERTIES + tests_system.PROPERTIES + tests_scenarios.PROPERTIES
@@ -43,6 +62,8 @@ class TestResult:
     message: str = ""
     snippet: str = ""
     seconds: float = 0.0
+    #: How it ended: passed, failed, timeout, crashed or set aside (helper wrong).
+    outcome: str = PASSED
 
 
 @dataclass
@@ -54,10 +75,14 @@ class GradeReport:
     output: str = ""
     seconds: float = 0.0
     points: dict[str, float] = field(default_factory=rubric.default_points)
-    #: "graded", or what went wrong: "timeout at import", "crashed: update", ...
+    #: "graded", or what went wrong: "timeout at import", "timeout: update", ...
     status: str = "graded"
     #: The operating-system protections that fenced the submission in.
     protections: tuple[str, ...] = ()
+    #: Protections that were NOT in force, and why (empty when the isolation is strong).
+    weaknesses: tuple[str, ...] = ()
+    #: Hidden tests ran although the isolation was weak, because the TA asked for it.
+    weak_isolation_allowed: bool = False
 
     @property
     def score(self) -> float:
@@ -80,109 +105,6 @@ class GradeReport:
         return all(r.status != "failed" for r in self.results)
 
 
-def _draw_without_local_constants() -> None:
-    """Make what Hypothesis draws depend on the strategies only.
-
-    Hypothesis mixes into its draws the literals it finds in the source of
-    the "local" modules loaded (those outside site-packages), so one property
-    could draw other inputs in the student kit (installed, without the hidden
-    tests) than at grading (a checkout), or after any edit of the grader.
-    There is no setting for it: replace the internal collector by an empty
-    pool (checked by tests/test_grader_corpus.py).
-    """
-    try:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
-    except ImportError:  # pragma: no cover - a Hypothesis without the feature
-        return
-    empty = Constants()
-    providers._get_local_constants = lambda: empty
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if cache is not None:
-        cache.cache.clear()
-
-
-_draw_without_local_constants()
-
-
-def hypothesis_settings(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.generate, Phase.shrink],
-        report_multiple_bugs=False,
-    )
-
-
-def run_property(sandbox: Sandbox, prop: Property) -> tuple[str, str]:
-    """(message, snippet) of the smallest failure, or ("", "") if it holds."""
-    if prop.item in sandbox.broken:
-        return str(sandbox.broken[prop.item]) + " (earlier test)", snippet(
-            [sandbox.broken_call[prop.item]])
-
-    def fails(case) -> bool:
-        sandbox.trace = []
-        try:
-            prop.check(sandbox, case)
-        except (PropertyFailed, SubmissionError):
-            return True
-        except Discard:
-            return False
-        return False
-
-    try:
-        smallest = find(prop.strategy, fails, settings=hypothesis_settings(prop.examples))
-    except (NoSuchExample, Unsatisfiable):
-        return "", ""
-    if prop.item in sandbox.broken:
-        return str(sandbox.broken[prop.item]), snippet([sandbox.broken_call[prop.item]])
-    sandbox.trace = []
-    try:
-        prop.check(sandbox, smallest)
-    except (PropertyFailed, SubmissionError) as exc:
-        return str(exc), snippet(sandbox.trace[-3:])
-    except Discard:
-        pass
-    return "failed on some inputs but not reproducibly (does the function keep state between calls?)", ""
-
-
-def snippet(calls: list[tuple[str, tuple]]) -> str:
-    """Python lines that repeat the calls against the student's file."""
-    names = sorted({name for name, _ in calls})
-    lines = ["import sys", "import numpy as np", f"from granularGas import {', '.join(names)}", ""]
-    for name, args in calls:
-        params = spec.function_spec(name).params
-        for param, value in zip(params, args):
-            if isinstance(value, np.ndarray):
-                dtype = ", dtype=int" if value.dtype.kind in "iu" else ""
-                lines.append(f"{param} = np.array({fmt(value.tolist())}{dtype})")
-            else:
-                lines.append(f"{param} = {fmt(value)}")
-        call = f"{name}({', '.join(params)})"
-        if name == "update":
-            lines += [call, "print('x =', x, 'v =', v, 'indexOld =', indexOld)"]
-        else:
-            lines.append(f"print({call})")
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def status_of(sandbox: Sandbox) -> str:
-    """One phrase for the grades table: graded, or how the submission broke."""
-    kinds = {CallTimeout: "timeout", ChildDied: "crashed"}
-    if sandbox.import_failure is not None:
-        return f"{kinds.get(type(sandbox.import_failure), 'error')} at import"
-    parts = []
-    for kind in ("timeout", "crashed"):
-        names = [n for n in spec.FUNCTION_NAMES if kinds.get(type(sandbox.broken.get(n))) == kind]
-        if names:
-            parts.append(f"{kind}: {', '.join(names)}")
-    return "; ".join(parts) or "graded"
-
-
 @dataclass(frozen=True)
 class GradeOptions:
     """How to grade one file: the same for check, batch, nbgrader and Gradescope."""
@@ -199,6 +121,164 @@ class GradeOptions:
     hide: tuple[Path, ...] = ()
 
 
+class Session:
+    """What a property's check calls: the submission's functions, with the trace of the current case."""
+
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
+        self.trace: list[tuple[str, tuple[Any, ...]]] = []
+        self.returns: list[tuple[str, tuple[Any, ...], Returned]] = []
+
+    def call(self, name: str, *args: Any) -> Returned:
+        self.trace.append((name, args))
+        returned = self.sandbox.call(name, *args)
+        self.returns.append((name, args, returned))
+        return returned
+
+    def new_case(self) -> None:
+        self.trace, self.returns = [], []
+
+
+class _Stopped(Exception):
+    """A call timed out or killed the child: the property's search ends at this case."""
+
+    def __init__(self, error: SubmissionError, trace: list[tuple[str, tuple[Any, ...]]]):
+        super().__init__(str(error))
+        self.error, self.trace = error, trace
+
+
+@dataclass
+class _Tally:
+    passed: int = 0
+    spoiled: list[helper_audit.Spoiled] = field(default_factory=list)
+
+
+def _draw_without_local_constants() -> None:
+    """Make what Hypothesis draws depend on the strategies only.
+
+    Hypothesis mixes into its draws the literals it finds in the source of
+    the "local" modules loaded (those outside site-packages), so one property
+    could draw other inputs in the student kit (installed, without the hidden
+    tests) than at grading (a checkout), or after any edit of the grader.
+    There is no setting for it: replace the internal collector by an empty
+    pool (checked by tests/test_grader_corpus.py). Done when grading starts,
+    not at import.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # pragma: no cover - a Hypothesis without the feature
+        return
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if cache is not None:
+        cache.cache.clear()
+
+
+def hypothesis_settings(examples: int) -> settings:
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+    )
+
+
+def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> helper_audit.Spoiled | None:
+    """The helper proved wrong in this failing case, if any (only with the reference installed)."""
+    if not suspects or not oracle.available():
+        return None
+    for name, args, returned in session.returns:
+        if name == prop.item:
+            spoiled = helper_audit.audit(session.sandbox, name, args, returned, suspects)
+            if spoiled is not None:
+                return spoiled
+    return None
+
+
+def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset()) -> tuple[str, str, str]:
+    """(outcome, message, snippet) of one property: PASSED with empty texts when it holds.
+
+    suspects: functions that already failed one of their own tests; a failing
+    case that rests on a wrong answer of one of them is set aside.
+    """
+    session = Session(sandbox)
+    tally = _Tally()
+
+    def fails(case: Any) -> bool:
+        session.new_case()
+        try:
+            prop.check(session, case)
+        except Discard:
+            return False
+        except (CallTimeout, ChildDied, ProtocolViolation) as exc:
+            # The child is gone: shrinking would restart it for every try.
+            raise _Stopped(exc, session.trace) from None
+        except (PropertyFailed, SubmissionError):
+            spoiled = _set_aside(session, prop, suspects)
+            if spoiled is None:
+                return True
+            tally.spoiled.append(spoiled)
+            return False
+        tally.passed += 1
+        return False
+
+    try:
+        smallest = find(prop.strategy, fails, settings=hypothesis_settings(prop.examples))
+    except _Stopped as stop:
+        kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
+        return kind, str(stop.error), snippet(stop.trace[-1:])
+    except (NoSuchExample, Unsatisfiable):
+        return _verdict_without_failure(prop, tally)
+    session.new_case()
+    try:
+        prop.check(session, smallest)
+    except (PropertyFailed, SubmissionError) as exc:
+        return FAILED, str(exc), snippet(session.trace[-3:])
+    except Discard:
+        pass
+    return FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", ""
+
+
+def _verdict_without_failure(prop: Property, tally: _Tally) -> tuple[str, str, str]:
+    """No counted case failed: the property holds, unless its cases were mostly set aside."""
+    if not tally.spoiled or tally.passed > len(tally.spoiled):
+        return PASSED, "", ""
+    first = tally.spoiled[0]
+    return (SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside: "
+            f"{first.message()}", snippet([(first.helper, first.args)]))
+
+
+def status_of(report_results: list[TestResult], import_failure: SubmissionError | None) -> str:
+    """One phrase for the grades table: graded, or how the submission broke."""
+    if import_failure is not None:
+        kinds = {CallTimeout: "timeout", ChildDied: "crashed", ProtocolViolation: "crashed"}
+        return f"{kinds.get(type(import_failure), 'error')} at import"
+    parts = []
+    for kind in (TIMEOUT, CRASHED):
+        names = [n for n in spec.FUNCTION_NAMES if any(r.prop.item == n and r.outcome == kind
+                                                       for r in report_results)]
+        if names:
+            parts.append(f"{kind}: {', '.join(names)}")
+    return "; ".join(parts) or "graded"
+
+
+def check_isolation(options: GradeOptions, hidden: bool) -> isolation.Probe:
+    """The isolation in force; IsolationTooWeak when hidden tests would run without it and that is not allowed."""
+    probe = isolation.probe(options.limits.namespaces)
+    if hidden and not probe.strong and not options.allow_weak_isolation:
+        raise IsolationTooWeak(
+            "the hidden tests must stay secret, but this machine's sandbox cannot keep them from the submission: "
+            + "; ".join(probe.weaknesses)
+            + ". Install bubblewrap (apt-get install bubblewrap) and allow namespaces, or pass "
+            "--allow-weak-isolation to run them anyway (every result then says so)")
+    return probe
+
+
 def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> GradeReport:
     """Grade the granularGas.py at ``path``: the one grading function every command calls.
 
@@ -206,40 +286,36 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     tests would run without isolation strong enough and the options do not
     allow it; errors.SandboxFault when the sandbox cannot start.
     """
-    return grade(path, options.points, options.limits, options.hidden, options.hide)
-
-
-def grade(
-    path: str | Path,
-    points: dict[str, float] | None = None,
-    limits: Limits = Limits(),
-    hidden: bool | None = None,
-    hide: tuple[Path, ...] = (),
-) -> GradeReport:
-    """Grade the granularGas.py at ``path``.
-
-    hidden: run the hidden tests (None: whenever the reference is installed).
-    hide: folders the submission must not see (other submissions, the output).
-    """
-    points = points or rubric.default_points()
-    hidden = oracle.available() if hidden is None else hidden
+    _draw_without_local_constants()
+    points = options.points or rubric.default_points()
+    hidden = oracle.available() if options.hidden is None else options.hidden
+    probe = check_isolation(options, hidden)
+    sandboxes.selftest(options.limits)
     properties = all_properties(hidden)
     per_item = {name: sum(p.item == name for p in properties) for name in spec.ITEM_NAMES}
+    order = {name: k for k, name in enumerate(GRADING_ORDER)}
     started = time.monotonic()
     results: list[TestResult] = []
-    with Sandbox(path, limits, hide) as sandbox:
-        if hidden:
-            # Each function is graded on its own: its calls to the other five
-            # are answered by the reference, so one bug costs points once.
-            helpers = {name: getattr(oracle.reference(), name) for name in spec.FUNCTION_NAMES}
-        for prop in properties:
-            if hidden:
-                sandbox.helpers = helpers if prop.isolated else None
+    failed_items: set[str] = set()
+    with Sandbox(path, options.limits, options.hide) as sandbox:
+        for prop in sorted(properties, key=lambda p: order[p.item]):
             weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()
-            message, repro = run_property(sandbox, prop)
-            results.append(TestResult(prop, "failed" if message else "passed", 0.0 if message else weight, weight,
-                                      message, repro, time.monotonic() - t0))
-        report = GradeReport(str(path), results, hidden, sandbox.import_error, sandbox.output(),
-                             time.monotonic() - started, points, status_of(sandbox), sandbox.protections)
-    return report
+            outcome, message, repro = run_property(sandbox, prop, frozenset(failed_items - {prop.item}))
+            if outcome != PASSED:
+                failed_items.add(prop.item)
+            results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",
+                                      weight if outcome == PASSED else 0.0, weight, message, repro,
+                                      time.monotonic() - t0, outcome))
+        statement_order = {id(p): k for k, p in enumerate(properties)}
+        results.sort(key=lambda r: statement_order[id(r.prop)])
+        return GradeReport(str(path), results, hidden, sandbox.import_error, sandbox.output(),
+                           time.monotonic() - started, points, status_of(results, sandbox.import_failure),
+                           probe.protections, probe.weaknesses,
+                           options.allow_weak_isolation and hidden and not probe.strong)
+
+
+def grade(path: str | Path, points: dict[str, float] | None = None, limits: Limits = Limits(),
+          hidden: bool | None = None, hide: tuple[Path, ...] = (), allow_weak_isolation: bool = False) -> GradeReport:
+    """grade_file with its options as arguments."""
+    return grade_file(path, GradeOptions(points, limits, hidden, allow_weak_isolation, tuple(hide)))

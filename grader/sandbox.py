@@ -1,133 +1,79 @@
-"""Run a submission's functions in a separate, limited process.
+"""Run a submission's functions in a separate, fenced-in process.
 
 The submission is imported by :mod:`grader.sandbox_child` in a child started
-with ``python -I -S`` in its own session, with resource limits, a private
-working folder and a sys.path of the standard library, numpy and the
-submission only; where Linux permits, inside namespaces that hide everything
-else (see :mod:`grader.isolation`). Every call has a wall-clock limit; a call that hangs or
-kills the child costs that function only: the child is restarted for the
-others, and the broken function fails its remaining tests without being
-called again.
+in a :class:`grader.isolation.Box`. The child runs the submission's own code
+only: nothing computed by the reference ever reaches it. Its calls between its
+own functions are recorded (:class:`grader.calls.HelperCall`).
+
+Time limits count CPU time, measured here from /proc over the child and all
+its descendants (the wall clock is only a generous backstop), so the same file
+gets the same grade on a busy machine. A call that times out, kills the child
+or breaks the protocol costs that call only: the box is emptied and the next
+call starts a fresh child (importing the file again). A function that used
+``limits.function_seconds`` of CPU over its calls is not called again.
+
+The child is the submission's process: everything it sends is bounded and
+checked (:mod:`grader.wire`), requests are written without blocking, and a
+reply is never read past ``limits.REPLY_CAP`` bytes. A child that cannot even
+start (before the submission is imported) is the grader's fault:
+:class:`grader.errors.SandboxFault`, never the student's 0.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import importlib.util
 import json
 import os
-import resource
-import selectors
-import shutil
-import signal
 import subprocess
-import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from grader import isolation, spec, wire
+from grader import calls, isolation, spec, wire
+from grader.calls import Returned
+from grader.errors import SandboxFault
+from grader.limits import OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
+from grader.sandbox_io import Budget, CallTimeout, Channel, ChildDied, ProtocolViolation, SubmissionError
+
+__all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
+           "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
 
+#: Seconds (wall clock, and CPU) for the interpreter and numpy to start, before the submission is imported.
+BOOT_SECONDS = 60.0
+#: Numbers in one argument of a helper call past which it is recorded as too large.
+RECORD_CAP = 10_000
 
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of the child process (options with sensible defaults)."""
-
-    call_seconds: float = 5.0
-    import_seconds: float = 20.0
-    memory_bytes: int = 2 * 1024**3
-    cpu_seconds: int = 600
-    file_bytes: int = 1024**2
-    processes: int = 32
-    #: Wall time one function may use over all its calls (a slow function
-    #: must not make the batch crawl, one call just under the limit at a time).
-    function_seconds: float = 120.0
-    #: Use Linux namespaces when the machine permits (off: resource limits only).
-    namespaces: bool = True
-
-
-class SubmissionError(Exception):
-    """Something the submission did wrong; the message is for the student."""
+_HINTS = {
+    "RecursionError": ": the recursive version of update runs out of stack past ~1000 contacts in one dt; "
+                      "write update as a loop",
+    "NotImplementedError": ": this function is not written yet",
+}
 
 
 class FunctionMissing(SubmissionError):
     pass
 
 
-class CallTimeout(SubmissionError):
-    pass
-
-
 class CallRaised(SubmissionError):
-    def __init__(self, message: str, error: str):
+    """The function raised ``error`` (its type name); the helper calls it made before, as in Returned."""
+
+    def __init__(self, message: str, error: str, helper_calls: tuple[calls.HelperCall, ...] = (),
+                 helper_calls_total: int = 0):
         super().__init__(message)
         self.error = error
-
-
-class ChildDied(SubmissionError):
-    pass
+        self.helper_calls = helper_calls
+        self.helper_calls_total = helper_calls_total
 
 
 class ImportFailed(SubmissionError):
     pass
 
 
-@dataclass(frozen=True)
-class Returned:
-    """What a call gave back: the value and the arguments after the call."""
-
-    value: Any
-    args_after: tuple
-
-
-def _library_dir(root: Path, site_inside: str) -> Path:
-    """A folder with links to numpy only: the child's sole site-packages."""
-    lib = root / "lib"
-    lib.mkdir()
-    origin = importlib.util.find_spec("numpy").submodule_search_locations[0]
-    site = Path(origin).parent
-    for name in ("numpy", "numpy.libs"):
-        if (site / name).exists():
-            (lib / name).symlink_to(Path(site_inside) / name)
-    return lib
-
-
-def _package_dirs() -> list[Path]:
-    """The grader and the reference on disk: hidden from the child."""
-    dirs = [Path(__file__).resolve().parent]
-    found = importlib.util.find_spec("reference")
-    if found is not None and found.submodule_search_locations:
-        dirs += [Path(d).resolve() for d in found.submodule_search_locations]
-    return dirs
-
-
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" else None
-_PR_SET_PDEATHSIG = 1
-
-
-def _limit_child(limits: Limits, nproc: int | None, uid: int | None = None) -> None:
-    """Runs in the child between fork and exec."""
-    os.setsid()
-    if uid is not None:
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-    if _LIBC is not None:
-        # If the grader dies (killed, interrupted), the submission dies too.
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if nproc is not None:
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # Past the file size limit a write fails instead of killing the child.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+def _config(limits: Limits, site: tuple[str, ...]) -> str:
+    return json.dumps({"functions": list(spec.FUNCTION_NAMES), "site": list(site), "kept": calls.HELPER_CALLS_KEPT,
+                       "record_cap": RECORD_CAP, "reply_cap": REPLY_CAP, "text_cap": TEXT_CAP,
+                       "output_cap": OUTPUT_CAP})
 
 
 class Sandbox:
@@ -137,213 +83,183 @@ class Sandbox:
         """hide: folders the submission must not see (other submissions, the output)."""
         self.path = Path(path)
         self.limits = limits
-        self.root = Path(tempfile.mkdtemp(prefix="granular-grader-"))
-        self.guard = isolation.wrap(self.root, [*_package_dirs(), *map(Path, hide)], limits.processes,
-                                    limits.namespaces)
-        self.lib = _library_dir(self.root, self.guard.site)
-        self.work = self.root / "work"
-        self.work.mkdir()
-        # Outside the working folder: under its own uid, the submission cannot
-        # rewrite the file it is graded on.
-        self.source = self.root / "granularGas.py"
-        shutil.copyfile(self.path, self.source)
-        shutil.copyfile(CHILD, self.root / "child.py")
-        for mountpoint in ("python", "site"):
-            (self.root / mountpoint).mkdir()
-        if self.guard.uid is not None:
-            self.root.chmod(0o755)
-            os.chown(self.work, self.guard.uid, self.guard.uid)
-        #: What fenced the submission in, for the report.
-        self.protections = self.guard.protections
-        self.process: subprocess.Popen | None = None
-        self.functions: set[str] = set()
+        self.box = isolation.Box(self.path, CHILD, limits, tuple(map(Path, hide)))
+        #: The isolation in force (strong or not), and what fenced the submission in, for the report.
+        self.probe = self.box.probe
+        self.protections = self.probe.protections
+        self.functions: frozenset[str] = frozenset()
         self.import_error: str | None = None
         self.import_failure: SubmissionError | None = None
-        self.broken: dict[str, SubmissionError] = {}
-        #: The call that broke each broken function, to reproduce it.
-        self.broken_call: dict[str, tuple[str, tuple]] = {}
-        self.trace: list[tuple[str, tuple]] = []
+        #: CPU seconds each function used over all its calls.
         self.spent: dict[str, float] = {}
-        #: Correct versions of the six functions, answering the submission's
-        #: calls between its own functions (None: its own functions run).
-        self.helpers: dict[str, Callable] | None = None
-        self._buffer = b""
+        self._channel: Channel | None = None
         self._request_id = 0
 
-    # -- process management -------------------------------------------------
+    # -- the child's life -----------------------------------------------------
     def start(self) -> None:
-        """Start the child and import the submission (raises nothing)."""
-        self._stop()
-        req_read, self._req_write = os.pipe()
-        self._reply_read, reply_write = os.pipe()
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.work), "LANG": "C.UTF-8",
-               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        drop_to = self.guard.uid if self.guard.setuid_in_preexec else None
-        nproc = None
-        if self.guard.nproc_in_preexec:
-            uid = os.geteuid()
-            # Root is exempt; the child's own uid starts from zero processes.
-            # Otherwise the limit counts every process of the user.
-            extra = 0 if uid == 0 else isolation.process_count(uid)
-            nproc = None if extra is None else self.limits.processes + extra
-        with open(self.root / "stdout.txt", "ab") as out, open(self.root / "stderr.txt", "ab") as err:
-            self.process = subprocess.Popen(
-                [*self.guard.argv, self.guard.python, "-I", "-S", str(self.root / "child.py"), str(req_read),
-                 str(reply_write), str(self.source), json.dumps(spec.FUNCTION_NAMES),
-                 str(self.lib)],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.root if self.guard.argv else self.work,
-                env=env,
-                pass_fds=(req_read, reply_write), preexec_fn=lambda: _limit_child(self.limits, nproc, drop_to),
-            )
-        os.close(req_read)
-        os.close(reply_write)
-        self._buffer = b""
+        """Start the child and import the submission; SandboxFault if the sandbox cannot start.
+
+        A failed import is recorded in ``import_failure`` / ``import_error`` (final).
+        """
+        if self._channel is not None or self.import_failure is not None:
+            return
+        fault: SandboxFault | None = None
+        for _attempt in range(2):  # a start that fails once may be the machine's hiccup
+            try:
+                self._channel = self._boot()
+                break
+            except SandboxFault as exc:
+                fault = exc
+                self._stop()
+        else:
+            assert fault is not None
+            raise fault
+        self._import()
+
+    def _boot(self) -> Channel:
+        """A child that imported numpy and waits for the submission's import."""
+        request_read, request_write = os.pipe()
+        reply_read, reply_write = os.pipe()
         try:
-            hello = self._read_reply(self.limits.import_seconds, "importing granularGas.py")
+            args = [str(request_read), str(reply_write), self.box.submission_inside, _config(self.limits,
+                                                                                             self.box.site_inside)]
+            process = self.box.popen(args, (request_read, reply_write))
+        except OSError as exc:
+            for fd in (request_read, request_write, reply_read, reply_write):
+                os.close(fd)
+            raise SandboxFault(f"the sandbox could not start: {exc}") from None
+        os.close(request_read)
+        os.close(reply_write)
+        channel = Channel(process, request_write, reply_read)
+        self._channel = channel
+        try:
+            reply = channel.exchange(b"", 0, None, Budget.boot(BOOT_SECONDS))
+        except SubmissionError as exc:
+            code = process.poll()
+            why = str(exc) if code is None else f"its process ended with exit code {code} before it was ready"
+            raise SandboxFault(f"the sandbox could not start: {why}; the child printed: "
+                               f"{wire.cap(self.box.output(OUTPUT_CAP)[-1000:], 1000)!r}") from None
+        if not isinstance(reply, wire.Booted):
+            raise SandboxFault("the sandbox could not start: the child's first message was not 'booted'")
+        return channel
+
+    def _import(self) -> None:
+        assert self._channel is not None
+        try:
+            reply = self._channel.exchange(b"", 0, None, Budget.imports(self.limits))
+            if isinstance(reply, wire.Raised):
+                raise ImportFailed(f"importing granularGas.py raised {reply.error}: {reply.message}{reply.where}")
+            if not isinstance(reply, wire.Ready):
+                raise ProtocolViolation("importing granularGas.py broke the grader's protocol: it sent "
+                                        "'booted' twice")
         except SubmissionError as exc:
             self.import_error, self.import_failure = str(exc), exc
             self._stop()
             return
-        if not hello.get("ready"):
-            self.import_error = f"importing granularGas.py raised {hello.get('error')}: {hello.get('message')}{hello.get('where', '')}"
-            self.import_failure = ImportFailed(self.import_error)
-            self._stop()
-            return
-        self.import_error = self.import_failure = None
-        self.functions = set(hello.get("functions", []))
+        self.functions = reply.functions
 
     def _stop(self) -> None:
-        if self.process is None:
+        """Kill every process of the box; the next call starts a fresh child."""
+        if self._channel is None:
             return
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.process.wait()
-        for fd in (self._req_write, self._reply_read):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.process = None
+        self.box.kill_all()
+        self._channel.close()
+        self._channel = None
 
     def close(self) -> None:
-        self._stop()
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            self._stop()
+        finally:
+            self.box.close()
 
-    def __enter__(self) -> "Sandbox":
-        self.start()
+    def __enter__(self) -> Sandbox:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def output(self, limit: int = 2000) -> str:
-        """The start of what the submission printed (stdout then stderr)."""
-        text = ""
-        for name in ("stdout.txt", "stderr.txt"):
-            p = self.root / name
-            if p.exists():
-                with open(p, "rb") as f:
-                    text += f.read(limit).decode("utf-8", "replace")
-        return text[:limit]
+    def output(self, limit: int = OUTPUT_CAP) -> str:
+        """The start of what the submission printed (stdout then stderr), at most ``limit`` bytes read."""
+        return self.box.output(min(limit, OUTPUT_CAP))
 
-    # -- calls ---------------------------------------------------------------
-    def call(self, name: str, *args: Any, helpers: dict[str, Callable] | None = None) -> Returned:
-        """Call ``name(*args)`` in the child; SubmissionError if it goes wrong.
+    # -- calls ------------------------------------------------------------------
+    def call(self, name: str, *args: Any) -> Returned:
+        """Call the submission's ``name(*args)`` in the child; SubmissionError if it goes wrong.
 
-        helpers: correct versions of the submission's other functions. While
-        ``name`` runs, its calls to them are answered by these instead (over
-        the channel), so a bug in one function costs points only once.
+        SandboxFault if the child cannot be (re)started.
         """
-        self.trace.append((name, args))
-        if name in self.broken:
-            raise self.broken[name]
-        if self.process is None and self.import_error is None:
-            self.start()  # after a crash; a failed import is final
-        if self.import_error:
-            raise ImportFailed(self.import_error)
+        self.start()  # after a timeout or a crash; a failed import is final
+        if self.import_failure is not None:
+            raise ImportFailed(self.import_error or "granularGas.py could not be imported")
         if name not in self.functions:
             raise FunctionMissing(f"granularGas.py defines no function {name}()")
-        helpers = self.helpers if helpers is None else helpers
-        isolate = sorted(set(helpers or ()) - {name})
+        spent = self.spent.get(name, 0.0)
+        if spent >= self.limits.function_seconds:
+            raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
+                              "it is far too slow")
         self._request_id += 1
-        request = {"call": name, "args": [wire.encode_arg(a) for a in args], "isolate": isolate,
-                   "id": self._request_id}
-        started = time.monotonic()
-        deadline = started + self.limits.call_seconds
+        payload = (json.dumps({"call": name, "args": [wire.encode_arg(a) for a in args], "id": self._request_id})
+                   + "\n").encode()
+        channel = self._channel
+        assert channel is not None
         try:
-            self._send(request)
-            while True:
-                reply = self._read_reply(self.limits.call_seconds, f"{name}", deadline, self._request_id)
-                if "callback" not in reply:
-                    break
-                self._send(wire.answer_callback(helpers, reply))
-        except (BrokenPipeError, SubmissionError) as exc:
-            error = exc if isinstance(exc, SubmissionError) else ChildDied(f"{name} killed the grading process")
-            self.broken[name] = error
-            self.broken_call[name] = (name, args)
+            reply = channel.exchange(payload, self._request_id, len(args), Budget.call(name, self.limits))
+        except SubmissionError:
             self._stop()
-            raise error from None
+            raise
         finally:
-            self.spent[name] = self.spent.get(name, 0.0) + time.monotonic() - started
-        if self.spent[name] > self.limits.function_seconds and name not in self.broken:
-            self.broken[name] = CallTimeout(f"{name} took more than {self.limits.function_seconds:g} s over all "
-                                            "its calls; it is far too slow")
-            self.broken_call[name] = (name, args)
-        if not reply.get("ok"):
-            error = reply.get("error", "error")
-            hint = ""
-            if error == "RecursionError":
-                hint = (": the recursive version of update runs out of stack past ~1000 contacts in one dt; "
-                        "write update as a loop")
-            elif error == "NotImplementedError":
-                hint = ": this function is not written yet"
-            raise CallRaised(f"{name} raised {error}: {reply.get('message')}{reply.get('where', '')}{hint}", error)
-        return Returned(wire.decode_value(reply["result"]), tuple(wire.decode_value(a) for a in reply["args_after"]))
+            self.spent[name] = spent + channel.cpu_used
+        if isinstance(reply, wire.Raised):
+            raise CallRaised(f"{name} raised {reply.error}: {reply.message}{reply.where}{_HINTS.get(reply.error, '')}",
+                             reply.error, reply.helper_calls, reply.helper_calls_total)
+        if not isinstance(reply, wire.Answer):
+            self._stop()
+            raise ProtocolViolation(f"{name} broke the grader's protocol: its reply is not an answer to a call")
+        return Returned(reply.value, reply.args_after, reply.helper_calls, reply.helper_calls_total,
+                        channel.cpu_used)
 
-    def _send(self, message: dict) -> None:
-        data = (json.dumps(message) + "\n").encode()
-        while data:
-            data = data[os.write(self._req_write, data):]
 
-    def _read_reply(self, seconds: float, what: str, deadline: float | None = None,
-                    request_id: int | None = None) -> dict:
-        """The next reply to request ``request_id`` (None: any). Replies to
-        earlier requests, e.g. from copies of the child that the submission
-        forked, are dropped."""
-        while True:
-            reply = self._next_line(seconds, what, deadline)
-            if request_id is None or reply.get("id") == request_id:
-                return reply
+# -- self-test ----------------------------------------------------------------------
 
-    def _next_line(self, seconds: float, what: str, deadline: float | None = None) -> dict:
-        deadline = deadline if deadline is not None else time.monotonic() + seconds
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._reply_read, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
-                    raise CallTimeout(f"{what} did not return within {seconds:g} s")
-                chunk = os.read(self._reply_read, 1 << 16)
-                if not chunk:
-                    raise ChildDied(self._death(what))
-                self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
+SELFTEST_SOURCE = '''import numpy as np
+
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    return float(np.dot(x1, x2) + R1 * R2)
+'''
+
+_selftested: set[Limits] = set()
+
+
+def selftest(limits: Limits) -> None:
+    """Start a sandbox on a tiny correct file and call it; SandboxFault naming the cause if that fails.
+
+    Cached per process (per limits): run it before grading, so that a broken
+    sandbox is reported as the grader's fault and never as students' zeros.
+    """
+    if limits in _selftested:
+        return
+    import numpy as np
+
+    x1, x2 = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    with tempfile.TemporaryDirectory(prefix="granular-selftest-") as folder:
+        path = Path(folder) / spec.FILE_NAME
+        path.write_text(SELFTEST_SOURCE)
         try:
-            return json.loads(line)
-        except ValueError:
-            raise ChildDied(f"{what} garbled the grader's channel") from None
-
-    def _death(self, what: str) -> str:
-        assert self.process is not None
-        try:
-            code = self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            return f"{what} closed the grader's channel"
-        if code < 0:
-            name = signal.Signals(-code).name
-            reason = {"SIGXCPU": "used up its CPU time", "SIGKILL": "was killed (out of memory?)",
-                      "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
-            return f"{what}: the process {reason}"
-        return f"{what} ended the process (exit code {code}, e.g. os._exit)"
+            with Sandbox(path, limits) as sandbox:
+                if sandbox.import_failure is not None:
+                    raise SandboxFault(f"the sandbox self-test could not import a correct file: {sandbox.import_error}")
+                returned = sandbox.call("contact_time_grains", x1, x2, x1, x2, 0.5, 2.0)
+        except SubmissionError as exc:
+            raise SandboxFault(f"the sandbox self-test failed: {exc}") from None
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SandboxFault(f"the sandbox self-test could not run: {exc}") from None
+    value = returned.value
+    if not (isinstance(value, wire.Numeric) and value.array.shape == () and float(value.array) == 12.0):
+        raise SandboxFault(f"the sandbox self-test got a wrong answer: {wire.describe(value)} instead of 12.0")
+    _selftested.add(limits)

@@ -6,6 +6,7 @@ deterministic given their arguments (random gases take a seed).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -38,7 +39,7 @@ class Scenario:
     def fresh_index(self) -> np.ndarray:
         return np.array(NO_PREVIOUS_CONTACT, dtype=int)
 
-    def with_(self, **changes) -> "Scenario":
+    def with_(self, **changes) -> Scenario:
         return replace(self, **changes)
 
 
@@ -125,13 +126,33 @@ def random_gas(
     return Scenario("gas", x, v, R, m, box_walls(size), r, 0.01, 2.0)
 
 
-SCENARIOS = {
+def channel(n: int = 6, seed: int = 0, gap: float = 0.5, radius: float = 0.05) -> Scenario:
+    """n equal grains (r = 1) on the line y = 0 between two walls x = 0 and x = L, moving along x.
+
+    The free length L - 2 n R is ``gap``; the grains sit in order, at least a
+    hundredth of ``gap`` apart, with speeds 0.5 to 1.5 either way. ``duration``
+    is a time in which thousands of contacts happen (see tests_system).
+    """
+    if n < 2:
+        raise ValueError(f"n={n}: a channel needs at least two grains")
+    rng = np.random.default_rng(seed)
+    free = np.sort(rng.uniform(0.0, 1.0, n)) * gap * (1 - 0.01 * (n + 1)) + 0.01 * gap * np.arange(1, n + 1)
+    x = np.stack([radius + 2 * radius * np.arange(n) + free, np.zeros(n)], axis=1)
+    speed = rng.uniform(0.5, 1.5, n) * rng.choice([-1.0, 1.0], n)
+    v = np.stack([speed, np.zeros(n)], axis=1)
+    length = gap + 2 * radius * n
+    w = np.array([[[0.0, -1.0], [0.0, 1.0]], [[length, -1.0], [length, 1.0]]])
+    return Scenario("channel", x, v, np.full(n, radius), np.ones(n), w, 1.0, 1.0, 1.0)
+
+
+SCENARIOS: dict[str, Callable[..., Scenario]] = {
     "single": single_grain,
     "head_on": head_on,
     "unequal": unequal_masses,
     "c12": c12_row,
     "dem": dem_pair,
     "gas": random_gas,
+    "channel": channel,
 }
 
 

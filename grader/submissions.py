@@ -1,4 +1,4 @@
-"""Find the submissions of a batch and take a snapshot of them.
+"""Find the submissions of a batch and take a snapshot of them, never following a link.
 
 Three layouts are understood:
 
@@ -7,22 +7,42 @@ Three layouts are understood:
 * nbgrader's ``submitted/<student>/<assignment>/granularGas.py`` (with the
   assignment's name; SUBMISSIONS is the course folder or its ``submitted``).
 
-Every file is read once, before anything is graded: what a submission writes
-next to the others while it runs cannot change their grades.
+Everything inside a student's part is the student's: a link there could
+point at /etc/shadow, at a neighbour's file or at a solution, so no link is
+followed (every step is opened with O_NOFOLLOW relative to its folder, and
+checked with fstat on what was opened, so nothing can be swapped between the
+check and the read). Every file is read once, at most ``MAX_BYTES``, before
+anything is graded. A file that cannot be used costs its own student only
+("missing: ..."); an entry that is not a submission is listed with the reason
+it was skipped, never dropped silently.
+
+Student names are the submissions' own text: :func:`safe_name` turns one into
+a folder name and :func:`shown` into text safe for a terminal.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import re
+import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-FILE_NAME = "granularGas.py"
+from grader.errors import UsageError
+from grader.spec import FILE_NAME
+
 #: Largest submission read, so a huge file cannot fill the grader's memory.
-MAX_BYTES = 2 * 1024**2
+MAX_BYTES = 1024**2
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO must not wait for a writer.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
 
 
-class DiscoveryError(ValueError):
+class DiscoveryError(UsageError):
     """The submissions folder cannot be used as given; the message says why."""
 
 
@@ -38,52 +58,221 @@ class Submission:
         return hashlib.sha256(self.source or b"").hexdigest()
 
 
-def _read(student: str, path: Path) -> Submission:
-    if not path.is_file():
-        return Submission(student, path, None, f"no {FILE_NAME} in {path.parent}")
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        return Submission(student, path, None, f"{path} has {size} bytes; a submission may have at most {MAX_BYTES}")
-    return Submission(student, path, path.read_bytes())
+@dataclass(frozen=True)
+class Skipped:
+    """An entry of the submissions folder that is not a submission, and why."""
+
+    path: Path
+    reason: str
 
 
-def _visible(entries: list[Path]) -> list[Path]:
-    return sorted(p for p in entries if not p.name.startswith((".", "_")))
+@dataclass(frozen=True)
+class Discovery:
+    submissions: tuple[Submission, ...]
+    skipped: tuple[Skipped, ...]
 
 
-def discover(folder: Path, assignment: str | None = None, exclude: tuple[Path, ...] = ()) -> list[Submission]:
-    """The submissions in ``folder``, sorted by student; raises DiscoveryError."""
+class _Unusable(Exception):
+    """One student's file cannot be used; the message is the student's status."""
+
+
+def _problem(error: OSError, name: str) -> str:
+    if error.errno == errno.ELOOP:
+        return f"{name} is a link"
+    if error.errno == errno.ENOENT:
+        return f"no {name}"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return f"cannot read {name}: permission denied"
+    if error.errno == errno.ENOTDIR:
+        return f"{name} is not a folder"
+    return f"cannot read {name}: {os.strerror(error.errno or 0).lower()}"
+
+
+def _open_dir(name: str, dir_fd: int, missing: str) -> int:
+    """Open the folder ``name`` in ``dir_fd``, never through a link; _Unusable says why not."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise _Unusable(f"no {missing}") from None
+        try:
+            is_link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        except OSError:
+            is_link = False
+        if is_link or exc.errno == errno.ELOOP:
+            raise _Unusable(f"{FILE_NAME} is in a folder that is a link") from None
+        raise _Unusable(_problem(exc, name)) from None
+
+
+def _read_at(dir_fd: int, name: str) -> bytes:
+    """The bytes of the regular file ``name`` in ``dir_fd``; _Unusable if it is anything else."""
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _Unusable(_problem(exc, name)) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise _Unusable(f"{name} is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise _Unusable(f"{name} is not a regular file")
+        chunks, size = [], 0
+        while size <= MAX_BYTES:
+            chunk = os.read(fd, MAX_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_BYTES:
+            raise _Unusable(f"{name} is too large: a submission may have at most {MAX_BYTES} bytes")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise _Unusable(_problem(exc, name)) from None
+    finally:
+        os.close(fd)
+
+
+def _read_path(top_fd: int, parts: list[str], student: str, where: Path) -> Submission:
+    """Walk ``parts`` (folders, then the file) from ``top_fd`` without following a link."""
+    fds: list[int] = []
+    try:
+        fd = top_fd
+        for part in parts[:-1]:
+            fd = _open_dir(part, fd, "/".join(parts[1:]))
+            fds.append(fd)
+        return Submission(student, where, _read_at(fd, parts[-1]))
+    except _Unusable as exc:
+        return Submission(student, where, None, str(exc))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _student_name(entry: str) -> str:
+    """A folder name as text: bytes that are not UTF-8 become \\xNN escapes (they could not be written out)."""
+    return entry.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bool) -> Submission | Skipped:
+    """One entry of a folder of submissions: a student's (maybe unusable) submission, or skipped.
+
+    inside: the path of the file in a student's folder; files: ``<student>.py`` files are submissions.
+    """
+    where = folder / name
+    if name.startswith((".", "_")):
+        return Skipped(where, "name starts with '.' or '_' (hidden): not a submission")
+    mode = os.stat(name, dir_fd=top_fd, follow_symlinks=False).st_mode
+    if files and name.endswith(".py") and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        return _read_path(top_fd, [name], _student_name(name[:-3]), where)
+    if stat.S_ISLNK(mode):
+        try:
+            target_is_dir = stat.S_ISDIR(os.stat(name, dir_fd=top_fd).st_mode)
+        except OSError:
+            target_is_dir = True  # dangling or closed: still a student's folder, unusable
+        if not target_is_dir:
+            return Skipped(where, "a link to something that is not a folder")
+        return Submission(_student_name(name), where, None, f"{FILE_NAME} is in a folder that is a link")
+    if stat.S_ISDIR(mode):
+        return _read_path(top_fd, [name, *inside], _student_name(name), where.joinpath(*inside))
+    return Skipped(where, "neither a folder nor a .py file" if files else "not a folder")
+
+
+def _entries(top_fd: int) -> list[str]:
+    return sorted(os.listdir(top_fd))
+
+
+def _open_top(folder: Path) -> int:
     if not folder.exists():
         raise DiscoveryError(f"{folder}: no such folder; give the folder that holds the submissions")
     if not folder.is_dir():
         raise DiscoveryError(f"{folder} is a file; give the folder that holds the submissions")
+    try:
+        # The TA's own folder: following a link to it is the TA's choice.
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise DiscoveryError(f"{folder}: cannot open ({os.strerror(exc.errno or 0)}); give a folder you can "
+                             "read") from None
+
+
+def _scan_folder(folder: Path, inside: list[str], exclude: set[Path],
+                 files: bool) -> tuple[list[Submission], list[Skipped]]:
+    top_fd = _open_top(folder)
+    found: list[Submission] = []
+    skipped: list[Skipped] = []
+    try:
+        for name in _entries(top_fd):
+            if (folder / name).resolve() in exclude:
+                skipped.append(Skipped(folder / name, "the batch's output folder"))
+                continue
+            entry = _classify(top_fd, folder, name, inside, files)
+            (skipped if isinstance(entry, Skipped) else found).append(entry)
+    finally:
+        os.close(top_fd)
+    return found, skipped
+
+
+def scan(folder: Path, assignment: str | None = None, exclude: tuple[Path, ...] = ()) -> Discovery:
+    """The submissions in ``folder`` (sorted by student) and what was skipped; raises DiscoveryError."""
     skip = {p.resolve() for p in exclude}
     if assignment is not None:
         submitted = folder / "submitted" if (folder / "submitted").is_dir() else folder
-        found = [_read(d.name, d / assignment / FILE_NAME) for d in _visible(list(submitted.iterdir()))
-                 if d.is_dir() and d.resolve() not in skip]
+        found, skipped = _scan_folder(submitted, [assignment, FILE_NAME], skip, files=False)
         if not found:
             raise DiscoveryError(f"no student folders in {submitted}; nbgrader keeps submissions in "
                                  f"submitted/<student>/{assignment}/{FILE_NAME}")
-        return found
+        return Discovery(tuple(sorted(found, key=lambda s: s.student)), tuple(skipped))
     if (folder / "submitted").is_dir() and not (folder / "submitted" / FILE_NAME).exists():
         raise DiscoveryError(f"{folder} looks like an nbgrader course (it has submitted/); "
-                             "add --assignment NAME to grade submitted/<student>/NAME/granularGas.py")
+                             f"add --assignment NAME to grade submitted/<student>/NAME/{FILE_NAME}")
+    found, skipped = _scan_folder(folder, [FILE_NAME], skip, files=True)
     by_student: dict[str, Submission] = {}
-    for entry in _visible(list(folder.iterdir())):
-        if entry.resolve() in skip:
-            continue
-        if entry.is_dir():
-            found = _read(entry.name, entry / FILE_NAME)
-        elif entry.suffix == ".py":
-            found = _read(entry.stem, entry)
-        else:
-            continue
-        if found.student in by_student:
-            raise DiscoveryError(f"two submissions for {found.student}: {by_student[found.student].path} and "
-                                 f"{found.path}; keep one of them")
-        by_student[found.student] = found
+    for submission in found:
+        if submission.student in by_student:
+            raise DiscoveryError(f"two submissions for {shown(submission.student)}: "
+                                 f"{by_student[submission.student].path} and {submission.path}; keep one of them")
+        by_student[submission.student] = submission
     if not by_student:
         raise DiscoveryError(f"no submissions in {folder}: expected <student>/{FILE_NAME} folders or "
                              "<student>.py files")
-    return sorted(by_student.values(), key=lambda s: s.student)
+    return Discovery(tuple(sorted(by_student.values(), key=lambda s: s.student)), tuple(skipped))
+
+
+def discover(folder: Path, assignment: str | None = None, exclude: tuple[Path, ...] = ()) -> list[Submission]:
+    """The submissions of :func:`scan` only (what was skipped is dropped: prefer scan)."""
+    return list(scan(folder, assignment, exclude).submissions)
+
+
+# -- names ----------------------------------------------------------------------
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# An unchanged name never looks like a changed one (which ends in "-" and 10 hex digits).
+_LOOKS_HASHED = re.compile(r".*-[0-9a-f]{10}")
+
+
+def safe_name(student: str) -> str:
+    """A folder name for ``student``: the name itself when harmless, else a slug with a hash of the name.
+
+    Distinct names give distinct folders: a name is kept only if it is made of
+    letters, digits, '.', '_' and '-', does not start with '.', and does not end
+    like a slug; every other name gets ``<slug>-<10 hex of sha256(name)>``.
+    """
+    if _SAFE.fullmatch(student) and not _LOOKS_HASHED.fullmatch(student):
+        return student
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", unicodedata.normalize("NFKD", student)).strip("._-")[:40] or "student"
+    return f"{slug}-{hashlib.sha256(student.encode('utf-8', 'surrogateescape')).hexdigest()[:10]}"
+
+
+_SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(char: str) -> str:
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    if unicodedata.category(char)[0] in "CZ" and char != " ":  # controls, format (bidi), separators
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return char
+
+
+def shown(text: str) -> str:
+    """``text`` for a terminal: every control, format or separator character escaped as in repr()."""
+    return "".join(_escape_char(c) for c in text)

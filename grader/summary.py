@@ -8,15 +8,18 @@ from __future__ import annotations
 import io
 import re
 import statistics
+from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from grader import spec
 from grader.feedback import html_document, points
+from grader.submissions import shown
 
 if TYPE_CHECKING:
     from grader.batch import Outcome
+    from grader.submissions import Skipped
 
 
 def distribution_svg(scores: list[float], maximum: float) -> str:
@@ -61,7 +64,8 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><tr>{head}</tr>\n{body}\n</table>"
 
 
-def page(outcomes: list[Outcome]) -> str:
+def page(outcomes: list[Outcome], skipped: Sequence[Skipped] = (), students: str = "students") -> str:
+    """The summary page; ``students``: the folder of the per-student pages, relative to the page."""
     graded = [o for o in outcomes if o.results is not None]
     scores = [o.results["score"] for o in graded]
     maximum = max((o.results["max_score"] for o in graded), default=0.0)
@@ -71,15 +75,19 @@ def page(outcomes: list[Outcome]) -> str:
                if scores else "") + "</p>"]
     if scores:
         body += ["<h2>Score distribution</h2>", distribution_svg(scores, maximum)]
-    problems = [o for o in outcomes if o.status != "graded"]
+    problems = [o for o in outcomes if o.status != "graded" or o.note]
     body.append("<h2>Timeouts, crashes and other problems</h2>")
-    body.append(_table(["student", "status"], [[escape(o.student), escape(o.status)] for o in problems])
+    body.append(_table(["student", "status", "note"],
+                       [[escape(shown(o.student)), escape(o.status), escape(o.note)] for o in problems])
                 if problems else "<p>None.</p>")
+    if skipped:
+        body += ["<h2>Skipped: not submissions</h2>",
+                 _table(["entry", "reason"], [[escape(shown(str(s.path))), escape(s.reason)] for s in skipped])]
     rows = []
     for o in sorted(outcomes, key=lambda o: o.student):
-        link = escape(o.student)
+        link = escape(shown(o.student))
         if o.results is not None:
-            link = f"<a href=\"{quote(o.student)}/feedback.html\">{link}</a>"
+            link = f"<a href=\"{quote(students)}/{quote(o.folder)}/feedback.html\">{link}</a>"
         score = "" if o.results is None else f"{points(o.results['score'])} / {points(o.results['max_score'])}"
         items = ([""] * len(spec.ITEM_NAMES) if o.results is None else
                  [points(o.results["extra_data"]["items"][n][0]) for n in spec.ITEM_NAMES])
@@ -93,6 +101,6 @@ def page(outcomes: list[Outcome]) -> str:
                                                             rates)]
         slowest = sorted(graded, key=lambda o: -o.results.get("execution_time", 0))[:10]
         body += ["<h2>Slowest to grade</h2>",
-                 _table(["student", "seconds"], [[escape(o.student), f"{o.results.get('execution_time', 0):g}"]
-                                                 for o in slowest])]
+                 _table(["student", "seconds"],
+                        [[escape(shown(o.student)), f"{o.results.get('execution_time', 0):g}"] for o in slowest])]
     return html_document("Batch summary", "\n".join(body))

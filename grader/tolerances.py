@@ -33,6 +33,12 @@ SCENARIO_RTOL = 1e-6
 STATE_RTOL = 1e-6
 
 
+#: Relative nudge of a case's inputs to test its conditioning: a case whose
+#: reference answer moves beyond the tolerance when nudged (grazing contacts,
+#: near ties, chaotic runs) cannot fairly be held against anyone.
+NUDGE = 1e-10
+
+
 def close(a: object, b: object, scale: float, rtol: float) -> bool:
     """True when every entry of a and b differs by at most rtol * scale.
 

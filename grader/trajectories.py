@@ -12,8 +12,8 @@ momentum (frames, 2).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -80,8 +80,7 @@ def sandbox_step(sandbox: Sandbox, scenario: Scenario) -> Step:
     """The student's update, in the sandbox, on its own functions."""
 
     def step(x, v, index, dt, t):
-        returned = sandbox.call("update", x, v, scenario.R, scenario.m, scenario.w, index, scenario.r, dt, t,
-                                helpers={})
+        returned = sandbox.call("update", x, v, scenario.R, scenario.m, scenario.w, index, scenario.r, dt, t)
         x, v, index = state_after_update(returned, x.shape, v.shape)
         if not np.all(np.isfinite(x)) or not np.all(np.isfinite(v)):
             raise SubmissionError("update made a position or velocity infinite or NaN")

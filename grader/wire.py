@@ -1,17 +1,40 @@
 """What travels between the grader and the sandboxed child: plain JSON numbers.
 
-Requests carry the arguments of a call; replies carry the returned value and
-the arguments after the call (to see what was modified in place). Returned
-values are decoded into plain float arrays, never into the submission's own
-types, so a float or array subclass with rigged comparisons gains nothing.
+Requests carry the arguments of a call; replies carry the returned value, the
+arguments after the call (to see what was modified in place) and the calls
+the function made to the submission's other functions. Everything in a reply
+was written by the submission's process, so it is decoded here as hostile
+input: sizes are bounded, every field is type-checked, every string is capped
+to ``limits.TEXT_CAP`` characters, and anything malformed raises
+:class:`MalformedReply` (never another exception). Returned values become
+plain float arrays, never the submission's own types, so a float or array
+subclass with rigged comparisons gains nothing.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from grader import calls, spec
+from grader.limits import TEXT_CAP
+
+#: Items kept of a returned tuple or list (the child sends at most these).
+SEQUENCE_CAP = 64
+#: Numbers in one returned array.
+ARRAY_CAP = 1_000_000
+#: Dimensions of one returned array.
+NDIM_CAP = 32
+#: Nesting of returned values (the child describes deeper values as opaque).
+DEPTH_CAP = 8
+
+
+class MalformedReply(ValueError):
+    """A reply the genuine child never sends: its text says what is wrong (capped)."""
 
 
 def encode_arg(value: Any) -> Any:
@@ -50,21 +73,70 @@ class Opaque:
     text: str
 
 
-def decode_value(obj: Any) -> Any:
-    """A returned value from its JSON description (see sandbox_child.encode)."""
+def cap(text: str, limit: int = TEXT_CAP) -> str:
+    """``text`` cut to ``limit`` characters, marked when cut."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _text(obj: dict, key: str, default: str | None = None) -> str:
+    value = obj.get(key, default)
+    if not isinstance(value, str):
+        raise MalformedReply(f"field {key!r} is not a string")
+    return cap(value)
+
+
+def _count(value: Any, what: str) -> int:
+    """A non-negative JSON integer (bool is not one)."""
+    if type(value) is not int or value < 0:
+        raise MalformedReply(f"{what} is not a non-negative integer")
+    return value
+
+
+def _numeric(obj: dict) -> Numeric:
+    shape, data = obj.get("shape"), obj.get("data")
+    if not isinstance(shape, list) or len(shape) > NDIM_CAP:
+        raise MalformedReply("an array's shape is not a short list")
+    dims = [_count(s, "an array's dimension") for s in shape]
+    size = math.prod(dims)
+    if not isinstance(data, list) or size > ARRAY_CAP or len(data) != size:
+        raise MalformedReply("an array's data does not match its shape")
+    # JSON true/false and strings are not numbers (numpy would convert them).
+    if not all(type(d) is float or type(d) is int for d in data):
+        raise MalformedReply("an array's data holds something that is not a number")
+    try:
+        array = np.array(data, dtype=float).reshape(dims)
+    except (OverflowError, ValueError):
+        raise MalformedReply("an array's data holds a number out of range") from None
+    kind = _text(obj, "kind", "f")
+    if kind not in ("b", "i", "u", "f"):
+        raise MalformedReply("an array's kind is not one of b, i, u, f")
+    return Numeric(array, kind, _text(obj, "type", "?"))
+
+
+def decode_value(obj: Any, depth: int = 0) -> Any:
+    """A returned value from its JSON description (see sandbox_child.encode).
+
+    Raises MalformedReply for anything the child's ``encode`` does not produce.
+    """
+    if depth > DEPTH_CAP:
+        raise MalformedReply("a returned value is nested too deeply")
     if not isinstance(obj, dict):
-        return Opaque(f"malformed value {obj!r:.60}")
+        raise MalformedReply("a returned value is not described by an object")
     if "none" in obj:
         return None
     if "seq" in obj:
-        return Sequence(tuple(decode_value(v) for v in obj["seq"]), str(obj.get("type")), int(obj.get("len", 0)))
+        items = obj["seq"]
+        if not isinstance(items, list) or len(items) > SEQUENCE_CAP:
+            raise MalformedReply(f"a returned sequence is not a list of at most {SEQUENCE_CAP} items")
+        length = _count(obj.get("len"), "a sequence's length")
+        if length < len(items):
+            raise MalformedReply("a sequence's length is shorter than its items")
+        return Sequence(tuple(decode_value(v, depth + 1) for v in items), _text(obj, "type", "?"), length)
     if "data" in obj:
-        try:
-            data = np.array([float(d) for d in obj["data"]], dtype=float).reshape([int(s) for s in obj["shape"]])
-        except (TypeError, ValueError):
-            return Opaque("malformed numbers")
-        return Numeric(data, str(obj.get("kind", "f")), str(obj.get("type", "?")))
-    return Opaque(str(obj.get("other", "?")))
+        return _numeric(obj)
+    if "other" in obj:
+        return Opaque(_text(obj, "other"))
+    raise MalformedReply("a returned value of no known form")
 
 
 def describe(value: Any) -> str:
@@ -81,7 +153,7 @@ def describe(value: Any) -> str:
 
 
 def plain(value: Any) -> Any:
-    """A decoded argument as what a helper expects: float arrays, ints for index."""
+    """A decoded argument as what a function expects: float arrays, ints for index."""
     if isinstance(value, Numeric):
         if value.array.shape == ():
             return float(value.array)
@@ -91,17 +163,127 @@ def plain(value: Any) -> Any:
     raise TypeError(f"unexpected argument {describe(value)}")
 
 
-def answer_callback(helpers: Any, request: dict) -> dict:
-    """The grader's answer when the submission calls one of its proxied functions."""
-    name = request.get("callback")
-    if not helpers or name not in helpers:
-        return {"error": f"no helper {name!r}"}
+# -- replies -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Booted:
+    """The child started and imported numpy; the submission is not imported yet."""
+
+
+@dataclass(frozen=True)
+class Ready:
+    """The submission imported; these assignment functions are callable."""
+
+    functions: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A call returned."""
+
+    value: Any
+    args_after: tuple[Any, ...]
+    helper_calls: tuple[calls.HelperCall, ...]
+    helper_calls_total: int
+
+
+@dataclass(frozen=True)
+class Raised:
+    """The import or a call raised: exception type name, message, where (all capped).
+
+    helper_calls: the calls between the submission's functions made before it raised.
+    """
+
+    error: str
+    message: str
+    where: str
+    helper_calls: tuple[calls.HelperCall, ...] = ()
+    helper_calls_total: int = 0
+
+
+Reply = Booted | Ready | Answer | Raised
+
+
+def parse_line(line: bytes) -> tuple[int, dict]:
+    """The request id a reply line names, and its object; MalformedReply otherwise."""
     try:
-        args = [plain(decode_value(a)) for a in request.get("args", [])]
-        result = helpers[name](*args)
-    except Exception as exc:  # noqa: BLE001 - the student's arguments may be anything
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    if isinstance(result, tuple):
-        return {"result": [encode_arg(np.asarray(r)) if isinstance(r, np.ndarray) else encode_arg(r)
-                           for r in result], "tuple": True}
-    return {"result": [encode_arg(result)]}
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        raise MalformedReply("a reply is not valid JSON") from None
+    if not isinstance(obj, dict):
+        raise MalformedReply("a reply is not a JSON object")
+    return _count(obj.get("id"), "a reply's id"), obj
+
+
+def _helper_call(obj: Any) -> calls.HelperCall:
+    if not isinstance(obj, dict):
+        raise MalformedReply("a helper call is not an object")
+    name = obj.get("name")
+    if name not in spec.FUNCTION_NAMES:
+        raise MalformedReply("a helper call names no function of the assignment")
+    args, kwargs = obj.get("args"), obj.get("kwargs", {})
+    if not isinstance(args, list) or len(args) > SEQUENCE_CAP:
+        raise MalformedReply("a helper call's arguments are not a short list")
+    if not isinstance(kwargs, dict) or len(kwargs) > SEQUENCE_CAP:
+        raise MalformedReply("a helper call's keyword arguments are not a short object")
+    raised = obj.get("raised")
+    if raised is not None and not isinstance(raised, str):
+        raise MalformedReply("a helper call's exception is not a string")
+    return calls.HelperCall(
+        name=name,
+        args=tuple(decode_value(a) for a in args),
+        kwargs={cap(k): decode_value(v) for k, v in kwargs.items()},
+        result=decode_value(obj["result"]) if "result" in obj and raised is None else None,
+        raised=None if raised is None else cap(raised),
+    )
+
+
+def _helper_calls(obj: dict) -> tuple[tuple[calls.HelperCall, ...], int]:
+    records = obj.get("helper_calls", [])
+    if not isinstance(records, list) or len(records) > calls.HELPER_CALLS_KEPT:
+        raise MalformedReply(f"helper_calls is not a list of at most {calls.HELPER_CALLS_KEPT} records")
+    total = _count(obj.get("helper_calls_total", len(records)), "helper_calls_total")
+    if total < len(records):
+        raise MalformedReply("helper_calls_total is less than the records sent")
+    return tuple(_helper_call(r) for r in records), total
+
+
+def _raised(obj: dict) -> Raised:
+    return Raised(_text(obj, "error", "?"), _text(obj, "message", ""), _text(obj, "where", ""))
+
+
+def decode_reply(obj: dict, n_args: int | None) -> Reply:
+    """One reply object (id already checked) as a typed reply.
+
+    n_args: the number of arguments of the call being answered (None while
+    booting or importing: only Booted, Ready or Raised are expected then).
+    """
+    if n_args is None:
+        if obj.get("booted") is True:
+            return Booted()
+        ready = obj.get("ready")
+        if ready is True:
+            names = obj.get("functions")
+            if not isinstance(names, list):
+                raise MalformedReply("functions is not a list")
+            return Ready(frozenset(n for n in names if isinstance(n, str) and n in spec.FUNCTION_NAMES))
+        if ready is False:
+            return _raised(obj)
+        raise MalformedReply("a reply to the import says neither booted nor ready")
+    ok = obj.get("ok")
+    if ok is False:
+        raised = _raised(obj)
+        records, total = _helper_calls(obj)
+        return Raised(raised.error, raised.message, raised.where, records, total)
+    if ok is not True:
+        raise MalformedReply("a reply to a call has no boolean 'ok'")
+    after = obj.get("args_after")
+    if not isinstance(after, list) or len(after) != n_args:
+        raise MalformedReply(f"args_after is not a list of the {n_args} arguments")
+    if "result" not in obj:
+        raise MalformedReply("a reply to a call has no result")
+    value = decode_value(obj["result"])
+    args_after = tuple(decode_value(a) for a in after)
+    records, total = _helper_calls(obj)
+    return Answer(value, args_after, records, total)

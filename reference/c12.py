@@ -34,9 +34,10 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def event_row(e: float, v0: float = V0, masses: tuple = MASSES, gap: float = GAP
 
     def positions() -> list:
         out = [first]
-        for k, y in enumerate(gaps):
+        for y in gaps:
             out.append(out[-1] + number(d) + y)
         return out
 
@@ -186,7 +187,7 @@ def final_velocities(e: float) -> list[float]:
 
 def spread(velocities: list) -> float:
     """Largest distance of a final velocity from the common one, in units of v0."""
-    common = sum(m * u for m, u in zip(MASSES, velocities)) / sum(MASSES)
+    common = sum(m * u for m, u in zip(MASSES, velocities, strict=True)) / sum(MASSES)
     return max(abs(u - common) for u in velocities) / V0
 
 

@@ -3,16 +3,16 @@
 Every function broadcasts over leading axes: a single pair is shape (2,), a
 batch of pairs is shape (..., 2). Nothing is modified in place.
 
-Contact times follow the spec's conventions (:mod:`grader.spec`): a contact
+Contact times follow the spec's conventions (:mod:`reference.conventions`, equal to grader.spec's): a contact
 that never happens, or whose time would be negative because the bodies already
-overlap, gets :data:`~grader.spec.NO_CONTACT`.
+overlap, gets :data:`~reference.conventions.NO_CONTACT`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from grader.spec import NO_CONTACT
+from reference.conventions import NO_CONTACT
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

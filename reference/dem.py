@@ -151,7 +151,7 @@ def soft_sphere_run(e: float, pair: Pair = Pair(), k: float = STIFFNESS, dt: flo
         f2, magnitude = force_on_2(x1, x2, v1_half, v2_half)
         v1, v2 = v1_half - f2 / pair.m1 * dt / 2, v2_half + f2 / pair.m2 * dt / 2
         t += dt
-    columns = list(zip(*record))
+    columns = list(zip(*record, strict=True))
     return SoftRun(*(np.array(c) for c in columns))
 
 

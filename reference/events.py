@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.spec import NO_CONTACT, NO_PREVIOUS_CONTACT, wall_code, wall_number
 from reference.contacts import grain_contact_times, grain_impulse, wall_contact_times, wall_impulse
+from reference.conventions import NO_CONTACT, NO_PREVIOUS_CONTACT, wall_code, wall_number
 
 #: Contacts allowed inside one call of ``advance`` before it declares inelastic
 #: collapse (infinitely many contacts in finite time) instead of looping on.

@@ -30,7 +30,8 @@ def float_array(name: str, value: Any, shape: tuple[int | None, ...]) -> np.ndar
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise InvalidArgument(f"{name} must be numbers of shape {_shape_text(shape)}; got {_describe(value)}") from None
-    if arr.ndim != len(shape) or any(want is not None and got != want for got, want in zip(arr.shape, shape)):
+    wrong_length = any(want is not None and got != want for got, want in zip(arr.shape, shape, strict=False))
+    if arr.ndim != len(shape) or wrong_length:
         raise InvalidArgument(
             f"{name} must have shape {_shape_text(shape)}; got {_describe(value)} with shape {arr.shape}"
         )

@@ -2,7 +2,10 @@
 
 Keep every name and signature exactly as given: the grader calls them as they
 are. Replace each ``raise NotImplementedError`` by your code. You may add
-helper functions and import numpy, math and sys.
+helper functions and import numpy, math, sys and the rest of the standard
+library; matplotlib only for plots under ``if __name__ == "__main__":``
+(plt.show() does nothing during grading). This file is graded alone: it
+cannot import another file of yours.
 
 Shared conventions
 ------------------
@@ -15,8 +18,9 @@ Shared conventions
   moves toward.
 * "No contact" is the time sys.float_info.max, returned exactly: when the
   bodies never touch (they move apart, in parallel, or miss each other) and
-  when the contact time would be negative (they already overlap).
-* A contact is named by index, an integer array of two entries:
+  when the contact time would be negative (they already overlap). Never inf,
+  also not for a grain moving exactly along a wall.
+* A contact is named by index, an array of two integers (not floats):
   [i, j] with j >= 0 for grains i and j (either order), and
   [i, -(k+1)] for grain i and wall w[k], so that w[-(index[1]+1)] is the wall.
   [-1, -1] means "no previous contact".
@@ -57,8 +61,8 @@ def contact_time_walls(w, x1, v1, R1):
     Returns:
       tc: the float tc >= 0 at which the distance from x1 + v1 tc to the line
       equals R1, for a grain moving toward the line; exactly
-      sys.float_info.max if the grain moves away from or along the line, or
-      already overlaps it.
+      sys.float_info.max if the grain moves away from or exactly along the
+      line (normal velocity 0: not inf), or already overlaps it.
     """
     raise NotImplementedError("contact_time_walls is not written yet")
 
@@ -136,8 +140,10 @@ def update(x, v, R, m, w, indexOld, r, dt, t):
     Returns:
       Nothing is required (the grader ignores the return value).
 
-    Every contact inside dt must be solved, however many there are: a loop
-    handles any number, a recursive call per contact fails past Python's
-    recursion limit (about 1000 contacts in one dt).
+    Every contact inside dt must be solved, however many there are (the
+    grader uses thousands in one dt): a loop handles any number, a recursive
+    call per contact fails past Python's recursion limit (about 1000 contacts
+    in one dt), and a loop that stops after a fixed count leaves contacts
+    unsolved.
     """
     raise NotImplementedError("update is not written yet")

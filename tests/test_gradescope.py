@@ -1,87 +1,199 @@
-"""The Gradescope bundle, run in a folder laid out as Gradescope's /autograder."""
+"""The Gradescope bundle, run as Gradescope runs it.
+
+Layout (Gradescope's /autograder): the bundle unzipped in <root>/source and
+setup.sh run from there; run_autograder COPIED to <root>/run_autograder and
+run from <root> with no argument; the submission in <root>/submission; the
+results read from <root>/results/results.json.
+"""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from .test_grader_corpus import BUGS, VECTORISED, mutate
+from grader import course_config, gradescope, rubric
+from grader.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
+SECRETS = ("reference/granularGas.py", "grader/tests_hidden.py")
+#: A uid of nobody's, to try the secret files as the sandbox's uid would.
+STRANGER = 200_777
+STUB = "def contact_time_walls(w, x1, v1, R1):\n    return 1.0\n"
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
-    done = subprocess.run([sys.executable, "-m", "grader", "gradescope-zip", "--out", str(out),
-                           "--hidden-visibility", "after_published"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return out
+def settings():
+    points = dict(rubric.default_points(), update=40.0)  # 120 in all: shows the bundle's rubric is used
+    return course_config.GradingSettings(points, replace(Limits(), import_seconds=2.0), False, "after_published")
 
 
-def autograder_root(tmp_path: Path, bundle: Path, submission_text: str | None) -> Path:
-    root = tmp_path / "autograder"
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory, settings):
+    return gradescope.build_bundle(tmp_path_factory.mktemp("bundle") / "autograder.zip", settings)
+
+
+@pytest.fixture
+def root():
+    """A folder like /autograder: root's, searchable by everyone (not under pytest's 0700 tmp)."""
+    parent = Path(tempfile.mkdtemp(prefix="granular-gradescope-"))
+    parent.chmod(0o755)
+    (parent / "autograder").mkdir(mode=0o755)
+    yield parent / "autograder"
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+def python3_first(tmp: Path) -> dict:
+    """The environment with this interpreter as python3, and pip unable to download (nothing is installed)."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    if not (bin_dir / "python3").exists():
+        (bin_dir / "python3").symlink_to(sys.executable)
+    return dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", PIP_NO_INDEX="1",
+                PIP_DISABLE_PIP_VERSION_CHECK="1")
+
+
+def install(root: Path, bundle: Path) -> dict:
+    """Unzip in <root>/source, run setup.sh there; the environment to run the autograder with."""
+    source = root / "source"
     with zipfile.ZipFile(bundle) as z:
-        z.extractall(root / "source")
-        for info in z.infolist():  # zipfile drops the mode bits: restore them
-            mode = info.external_attr >> 16
-            if mode:
-                os.chmod(root / "source" / info.filename, mode & 0o777)
+        z.extractall(source)
+        for info in z.infolist():  # zipfile drops the mode bits: restore them, as Gradescope's unzip does
+            if info.external_attr >> 16:
+                os.chmod(source / info.filename, (info.external_attr >> 16) & 0o777)
+    env = python3_first(root.parent / "tools")
+    done = subprocess.run(["bash", "./setup.sh"], cwd=source, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return env
+
+
+def run_autograder(root: Path, bundle: Path, submission: str | None) -> subprocess.CompletedProcess:
+    env = install(root, bundle)
     (root / "submission").mkdir()
-    if submission_text is not None:
-        (root / "submission" / "granularGas.py").write_text(submission_text)
-    return root
+    if submission is not None:
+        (root / "submission" / "granularGas.py").write_text(submission)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    return subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
 
 
-def run_autograder(root: Path) -> dict:
-    # setup.sh would pip-install the bundle; here the extracted source is used as it is.
-    env = dict(os.environ, PYTHONPATH=str(root / "source"))
-    done = subprocess.run([str(root / "source" / "run_autograder"), str(root)], capture_output=True, text=True,
-                          env=env, timeout=900, cwd=root)
+def results_of(done: subprocess.CompletedProcess, root: Path) -> dict:
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads((root / "results" / "results.json").read_text())
 
 
-def test_bundle_has_what_gradescope_needs(bundle):
+def lines_of(texts) -> list[str]:
+    """Lines without indentation or the snippets' "| " margin, to compare texts laid out differently."""
+    return [line.strip().removeprefix("|").strip() for text in texts for line in text.splitlines()]
+
+
+def opens_as_stranger(path: Path) -> bool:
+    done = subprocess.run(["setpriv", f"--reuid={STRANGER}", f"--regid={STRANGER}", "--clear-groups",
+                           sys.executable, "-I", "-S", "-c", f"open({str(path)!r}).read(1)"],
+                          capture_output=True, text=True, timeout=60)
+    return done.returncode == 0
+
+
+def test_bundle_has_what_gradescope_needs(bundle, settings, tmp_path):
     with zipfile.ZipFile(bundle) as z:
         names = set(z.namelist())
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
-    assert {"setup.sh", "run_autograder", "pyproject.toml", "grader/runner.py", "reference/granularGas.py"} <= names
+        z.extract(course_config.SETTINGS_FILE, tmp_path)
+    assert {"setup.sh", "run_autograder", "requirements.txt", "grader/runner.py", *SECRETS} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
+    assert course_config.load(tmp_path / course_config.SETTINGS_FILE) == settings
 
 
-def test_a_submission_is_graded_into_results_json_with_visibility(tmp_path, bundle):
-    probe = "import os\nprint('graded as uid', os.getuid())\n"
-    buggy = mutate(tmp_path, BUGS[0][1], BUGS[0][3]).read_text()
-    results = run_autograder(autograder_root(tmp_path, bundle, probe + buggy))
-    assert 0 < results["score"] < 100
-    assert results["visibility"] == "visible" and results["stdout_visibility"] == "hidden"
-    visibility = {t["visibility"] for t in results["tests"] if "hidden" in t["tags"]}
-    assert visibility == {"after_published"}
-    assert {t["visibility"] for t in results["tests"] if "public" in t["tags"]} == {"visible"}
+@pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs as root; the sandbox's own uid needs root")
+def test_a_stub_is_graded_as_gradescope_runs_it_and_hidden_details_stay_hidden(root, bundle):
+    probe = "".join(f"try:\n    open({str(root / 'source' / s)!r}).read(1)\n    print('LEAKED {s}')\n"
+                    f"except OSError as exc:\n    print('denied', type(exc).__name__)\n" for s in SECRETS)
+    done = run_autograder(root, bundle, "import os\nprint('graded as uid', os.getuid())\n" + probe + STUB)
+    results = results_of(done, root)
+    # The bundle's rubric (update = 40), not the defaults.
+    assert results["score"] == 0 and results["max_score"] == pytest.approx(120.0)
     printed = results["extra_data"]["printed"]
-    assert "graded as uid" in printed
-    if os.geteuid() == 0:
-        assert "graded as uid 0\n" not in printed  # the student's code never runs as root
+    assert "graded as uid" in printed and "graded as uid 0\n" not in printed
+    assert printed.count("denied") == len(SECRETS) and "LEAKED" not in printed
+    hidden = [t for t in results["tests"] if "hidden" in t["tags"]]
+    public = [t for t in results["tests"] if "public" in t["tags"]]
+    assert hidden and public
+    assert {t["visibility"] for t in hidden} == {"after_published"}
+    assert {t["visibility"] for t in public} == {"visible"}
+    # The hidden tests' own output is kept (for the TA, and after publication) ...
+    assert all(t["output"] for t in hidden)
+    # ... but what students always see names and quotes none of them.
+    top = results["output"]
+    assert "update" in top and "hidden test(s)" in top
+    public_lines = set(lines_of(t["output"] for t in public))
+    secret_lines = {line for line in lines_of(t["output"] for t in hidden) if len(line) > 20} - public_lines
+    assert secret_lines  # the hidden tests' own inputs and the reference's answers
+    assert not [line for line in secret_lines if line in set(lines_of([top]))]
+    assert not [t["name"] for t in hidden if t["name"] in top]
+    # setup.sh made the secrets root's only: the sandbox's uid cannot open them, though it can open the rest.
+    for secret in SECRETS:
+        assert (root / "source" / secret).stat().st_mode & 0o077 == 0
+        assert not opens_as_stranger(root / "source" / secret)
+    assert opens_as_stranger(root / "submission" / "granularGas.py")
 
 
-def test_a_correct_submission_gets_full_marks(tmp_path, bundle):
-    results = run_autograder(autograder_root(tmp_path, bundle, VECTORISED.read_text()))
-    assert results["score"] == pytest.approx(100.0)
+@pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs as root")
+def test_the_bundles_limits_are_used(root, bundle):
+    # 4 s of CPU at import: past the bundle's 2 s import limit (the default is 20 s).
+    burn = "import time\n_t = time.process_time()\nwhile time.process_time() - _t < 4:\n    pass\n"
+    results = results_of(run_autograder(root, bundle, burn + STUB), root)
+    assert results["score"] == 0 and results["extra_data"]["status"] == "timeout at import"
 
 
-def test_a_missing_file_gets_zero_and_says_what_to_upload(tmp_path, bundle):
-    root = autograder_root(tmp_path, bundle, None)
+@pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs as root")
+def test_a_missing_file_gets_zero_and_says_what_to_upload(root, bundle):
+    env = install(root, bundle)
+    (root / "submission").mkdir()
     (root / "submission" / "gas.py").write_text("x = 1\n")
-    results = run_autograder(root)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    done = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    results = results_of(done, root)
     assert results["score"] == 0 and "granularGas.py" in results["output"]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs as root")
+def test_a_grader_fault_writes_no_results_instead_of_a_zero(root, bundle):
+    env = install(root, bundle)
+    broken = "[points]\nupdate = 20\n[limits]\ncall_seconds = -1\n"
+    (root / "source" / course_config.SETTINGS_FILE).write_text(broken)
+    (root / "submission").mkdir()
+    (root / "submission" / "granularGas.py").write_text(STUB)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    done = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode != 0 and "call_seconds" in done.stderr
+    assert not (root / "results" / "results.json").exists()
+
+
 def test_bad_bundle_options_are_refused(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "grader", "gradescope-zip", "--out", str(tmp_path / "a.zip"),
-                           "--hidden-visibility", "sometimes"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "after_published" in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(gradescope.BundleError, match="after_published"):
+        gradescope.build_zip(tmp_path / "a.zip", "sometimes")
+    with pytest.raises(rubric.RubricError, match="nonsense"):
+        gradescope.build_zip(tmp_path / "a.zip", "after_published", "[points]\nnonsense = 3\n")
+    with pytest.raises(gradescope.BundleError, match=".zip"):
+        gradescope.build_zip(tmp_path / "a.tar", "after_published")
+
+
+def test_settings_are_read_back_and_checked(tmp_path):
+    settings = course_config.GradingSettings(dict(rubric.default_points(), c12_row=3.0),
+                                             replace(Limits(), call_seconds=2.5, processes=4), True, "hidden")
+    path = tmp_path / course_config.SETTINGS_FILE
+    path.write_text(course_config.to_toml(settings))
+    assert course_config.load(path) == settings
+    for bad, named in (("[limits]\nwall = 3\n", "wall"), ("[limits]\nprocesses = 2.5\n", "processes"),
+                       ("[grading]\nhidden_visibility = 'soon'\n", "soon")):
+        path.write_text("[points]\nupdate = 20\n" + bad)
+        with pytest.raises(course_config.SettingsError, match=named):
+            course_config.load(path)

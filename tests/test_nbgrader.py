@@ -1,27 +1,37 @@
-"""nbgrader end to end: the real generate_assignment, autograde, generate_feedback and export."""
+"""nbgrader end to end, with the real commands: generate_assignment, autograde, generate_feedback, export.
+
+The attacks: a student adds a cell that redefines ``score`` (and one that
+writes a file, to see whether it ran as the TA), edits a test cell, ships a
+forged cache of results and a module that shadows the grader's; another
+submits granularGas.py alone, as the statement asks.
+"""
 
 import csv
+import hashlib
+import html
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
+from grader import course_config, rubric, spec
 from grader import nbgrader_support as nbs
-from grader import rubric, spec
 
-from .test_grader_corpus import BUGS, VECTORISED, mutate
+from .test_grader_corpus import VECTORISED
 
 pytest.importorskip("nbgrader")
-ROOT = Path(__file__).resolve().parents[1]
+STUB = "def contact_time_walls(w, x1, v1, R1):\n    return None\n"
 
 
-def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
-                          timeout=1200)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+                          timeout=600)
+    if check:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
 
 
@@ -31,9 +41,68 @@ def exported(course: Path) -> dict[str, dict]:
         return {row["student_id"]: row for row in csv.DictReader(f)}
 
 
-def test_shipped_course_source_matches_the_rubric():
-    import nbformat
+def lines_of(texts) -> list[str]:
+    """Lines without indentation or the snippets' "| " margin, to compare texts laid out differently."""
+    return [line.strip().removeprefix("|").strip() for text in texts for line in text.splitlines()]
 
+
+def attack(folder: Path, marker: Path) -> None:
+    """Eve's notebook: cells added and a test cell edited; a forged cache and a shadowing module shipped."""
+    notebook = nbformat.read(folder / nbs.NOTEBOOK, as_version=4)
+    added = [nbformat.v4.new_code_cell("score = lambda item, points, path=None: points"),
+             nbformat.v4.new_code_cell(f"open({str(marker)!r}, 'w').write('ran as the TA')")]
+    notebook.cells[2:2] = added
+    notebook.cells[-1].source = "5"
+    nbformat.write(notebook, folder / nbs.NOTEBOOK)
+    digest = hashlib.sha256(STUB.encode()).hexdigest()
+    forged = {"sha256": digest, "results": {"score": 100, "max_score": 100, "tests": [], "extra_data": {
+        "status": "graded", "items": {item: [spec.item_points(item)] * 2 for item in spec.ITEM_NAMES}}}}
+    (folder / ".granular_grader_results.json").write_text(json.dumps(forged))
+    (folder / "grader").mkdir()
+    (folder / "grader" / "__init__.py").write_text("")
+    (folder / "grader" / "nbgrader_support.py").write_text(
+        "def score(item, points, path=None):\n    return points\n\ndef report(path=None):\n    pass\n")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """Eve (a stub, with every attack) and Pia (granularGas.py alone, correct), autograded."""
+    tmp = tmp_path_factory.mktemp("nbgrader")
+    course = nbs.write_course(tmp / "course", rubric.default_points())
+    nbgrader(course, "generate_assignment", nbs.ASSIGNMENT, "--force")
+    eve = course / "submitted" / "eve" / nbs.ASSIGNMENT
+    shutil.copytree(course / "release" / nbs.ASSIGNMENT, eve)
+    (eve / spec.FILE_NAME).write_text(STUB)
+    marker = tmp / "pwned"
+    attack(eve, marker)
+    pia = course / "submitted" / "pia" / nbs.ASSIGNMENT
+    pia.mkdir(parents=True)
+    (pia / spec.FILE_NAME).write_text(VECTORISED.read_text())
+    nbgrader(course, "autograde", nbs.ASSIGNMENT, "--force")
+    assert not marker.exists(), "a cell the student added ran as the TA"
+    return course
+
+
+@pytest.fixture(scope="module")
+def grades(course):
+    """The gradebook after autograde, as nbgrader export writes it."""
+    return exported(course)
+
+
+@pytest.fixture(scope="module")
+def batch_run(course, tmp_path_factory):
+    """``batch --nbgrader-db`` on Eve's folder: its output folder (with her hidden tests' details)."""
+    tmp = tmp_path_factory.mktemp("batch")
+    shutil.copytree(course / "submitted" / "eve", tmp / "submitted" / "eve")
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp / "submitted"), "--assignment",
+                           nbs.ASSIGNMENT, "--out", str(tmp / "out"), "--nbgrader-db", str(course / "gradebook.db"),
+                           "--no-animations"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "1 students written to the nbgrader gradebook" in done.stdout
+    return tmp / "out"
+
+
+def test_shipped_course_matches_what_the_command_writes():
     shipped = nbformat.read(nbs.SHIPPED / "source" / nbs.ASSIGNMENT / nbs.NOTEBOOK, as_version=4)
     built = nbs.build_notebook(rubric.default_points())
     assert [c.source for c in shipped.cells] == [c.source for c in built.cells]
@@ -41,65 +110,59 @@ def test_shipped_course_source_matches_the_rubric():
               for c in shipped.cells if c.metadata.get("nbgrader", {}).get("grade")}
     assert graded == {nbs.grade_id(item): spec.item_points(item) for item in spec.ITEM_NAMES}
     assert (nbs.SHIPPED / "nbgrader_config.py").read_text() == nbs.CONFIG
+    assert course_config.load(nbs.SHIPPED / course_config.SETTINGS_FILE) == course_config.GradingSettings()
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A course with two students: one correct, one with a bug in contact_solve_grains."""
-    tmp = tmp_path_factory.mktemp("nbgrader")
-    course = nbs.write_course(tmp / "course", rubric.default_points())
-    nbgrader(course, "generate_assignment", nbs.ASSIGNMENT, "--force")
-    release = course / "release" / nbs.ASSIGNMENT
-    buggy = next(b for b in BUGS if b[0] == "restitution missing between grains")
-    files = {"ann": VECTORISED.read_text(), "ben": mutate(tmp, buggy[1], buggy[3]).read_text()}
-    for student, text in files.items():
-        folder = course / "submitted" / student / nbs.ASSIGNMENT
-        shutil.copytree(release, folder)
-        (folder / "granularGas.py").write_text(text)
-    return course
+def test_added_cells_forged_cache_and_shadow_module_earn_nothing(course, grades):
+    assert float(grades["eve"]["score"]) == 0 and float(grades["eve"]["max_score"]) == 100
+    graded = nbformat.read(course / "autograded" / "eve" / nbs.ASSIGNMENT / nbs.NOTEBOOK, as_version=4)
+    released = nbformat.read(course / "release" / nbs.ASSIGNMENT / nbs.NOTEBOOK, as_version=4)
+    assert [c.source for c in graded.cells] == [c.source for c in released.cells]
+    # The cache is the TA's, out of the students' folders, and private.
+    cache = course / ".granular_grader" / "cache"
+    assert list(cache.glob("*.json")) and cache.stat().st_mode & 0o077 == 0
 
 
-def test_autograde_feedback_and_export_with_the_real_commands(course):
-    nbgrader(course, "autograde", nbs.ASSIGNMENT, "--force")
-    # The student's file was kept, not replaced by the released template.
-    kept = (course / "autograded" / "ann" / nbs.ASSIGNMENT / "granularGas.py").read_text()
-    assert kept == VECTORISED.read_text()
+def test_a_py_only_submission_is_graded_by_autograde(course, grades):
+    assert float(grades["pia"]["score"]) == pytest.approx(100.0)
+    kept = (course / "autograded" / "pia" / nbs.ASSIGNMENT / spec.FILE_NAME).read_text()
+    assert kept == VECTORISED.read_text()  # the student's file, not the released template
+
+
+def test_feedback_shows_points_and_public_messages_never_hidden_details(course, batch_run):
     nbgrader(course, "generate_feedback", nbs.ASSIGNMENT, "--force")
-    page = (course / "feedback" / "ben" / nbs.ASSIGNMENT / "granular_gas.html").read_text()
-    assert "contact_solve_grains" in page
-    grades = exported(course)
-    assert float(grades["ann"]["score"]) == pytest.approx(100.0)
-    assert 0 < float(grades["ben"]["score"]) < 100 and float(grades["ben"]["max_score"]) == 100
+    feedback = course / "feedback" / "eve" / nbs.ASSIGNMENT
+    page = html.unescape((feedback / "granular_gas.html").read_text())
+    assert "hidden test(s) of contact_time_walls failed" in page
+    # What the hidden tests say, as the TA sees it in batch's results.
+    tests = json.loads(next(batch_run.rglob("eve/results.json")).read_text())["tests"]
+    public = set(lines_of(t["output"] for t in tests if "hidden" not in t["tags"]))
+    secret = {line for line in lines_of(t["output"] for t in tests if "hidden" in t["tags"]) if len(line) > 20}
+    secret -= public
+    assert secret  # the hidden tests' own inputs
+    page_lines = set(lines_of([page]))
+    assert not [line for line in secret if line in page_lines]
 
 
-def test_batch_writes_its_grades_into_the_gradebook(course, tmp_path):
-    db = course / "gradebook.db"
-    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(course), "--assignment", nbs.ASSIGNMENT,
-                           "--out", str(tmp_path / "out"), "--nbgrader-db", str(db)],
-                          capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stderr
-    assert "2 students written to the nbgrader gradebook" in done.stdout
-    ours = {row["student"]: row for row in csv.DictReader(open(tmp_path / "out" / "grades.csv", newline=""))}
-    grades = exported(course)
-    for student in ("ann", "ben"):
-        assert float(grades[student]["score"]) == pytest.approx(float(ours[student]["score"]), abs=1e-6)
-    results = json.loads((tmp_path / "out" / "ben" / "results.json").read_text())
-    assert results["extra_data"]["items"]["contact_solve_grains"][0] < 15
+def test_a_grader_fault_records_no_grade(tmp_path):
+    course = nbs.write_course(tmp_path / "course", rubric.default_points())
+    nbgrader(course, "generate_assignment", nbs.ASSIGNMENT, "--force")
+    (course / course_config.SETTINGS_FILE).unlink()
+    folder = course / "submitted" / "sam" / nbs.ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / spec.FILE_NAME).write_text(STUB)
+    done = nbgrader(course, "autograde", nbs.ASSIGNMENT, "--force", check=False)
+    assert done.returncode != 0 and course_config.SETTINGS_FILE in done.stdout + done.stderr
+    assert not (course / "autograded" / "sam" / nbs.ASSIGNMENT / nbs.NOTEBOOK).exists()
 
 
-def test_a_gradebook_in_a_missing_folder_is_refused_before_grading(tmp_path):
-    (tmp_path / "subs").mkdir()
-    (tmp_path / "subs" / "a.py").write_text("x = 1\n")
-    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "subs"), "--out",
-                           str(tmp_path / "out"), "--nbgrader-db", str(tmp_path / "nowhere" / "gradebook.db")],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "folder does not exist" in done.stderr and "Traceback" not in done.stderr
-    assert not (tmp_path / "out" / "grades.csv").exists()
+def test_batch_writes_its_grades_into_the_gradebook(course, batch_run):
+    ours = {row["student"]: row for row in csv.DictReader(open(batch_run / "grades.csv", newline=""))}
+    assert float(exported(course)["eve"]["score"]) == pytest.approx(float(ours["eve"]["score"]), abs=1e-6)
 
 
 def test_course_is_not_written_over_other_data(tmp_path):
     (tmp_path / "thesis.tex").write_text("precious")
-    done = subprocess.run([sys.executable, "-m", "grader", "nbgrader-course", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "not an nbgrader course" in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(nbs.CourseError, match="not an nbgrader course"):
+        nbs.write_course(tmp_path, rubric.default_points())
     assert (tmp_path / "thesis.tex").read_text() == "precious"

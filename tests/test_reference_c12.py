@@ -36,12 +36,12 @@ def test_a1_time_oriented_table_is_the_spreadsheets():
 @given(e=st.floats(0.18, 1.0), masses=st.tuples(*[st.floats(0.2, 5.0)] * 4))
 def test_every_collision_conserves_momentum_and_never_creates_energy(e, masses):
     run = c12.event_row(e, masses=masses, max_collisions=5000)
-    momentum = sum(m * v for m, v in zip(masses, run.velocities))
-    energy = sum(m * v * v for m, v in zip(masses, run.velocities)) / 2
+    momentum = sum(m * v for m, v in zip(masses, run.velocities, strict=True))
+    energy = sum(m * v * v for m, v in zip(masses, run.velocities, strict=True)) / 2
     assert momentum == pytest.approx(masses[0] * c12.V0, rel=1e-9)
     assert energy <= masses[0] * c12.V0**2 / 2 * (1 + 1e-12)
     if run.settled:  # after the last collision no neighbours approach
-        assert all(a <= b + 1e-12 for a, b in zip(run.velocities, run.velocities[1:]))
+        assert all(a <= b + 1e-12 for a, b in zip(run.velocities, run.velocities[1:], strict=False))
 
 
 def test_a2_elastic_row_passes_the_whole_velocity_to_the_last_sphere():

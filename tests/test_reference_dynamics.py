@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from grader.scenarios import box_walls, c12_row, random_gas
 from grader.spec import NO_CONTACT, wall_code
 from grader.tolerances import OVERLAP_RTOL, TIME_RTOL, VELOCITY_RTOL, close
-from reference import granularGas as ref
+from reference import vectorised as ref
 from reference.events import InelasticCollapseError, advance
 from reference.validation import InvalidArgument
 

@@ -2,8 +2,9 @@
 c = get_config()
 c.CourseDirectory.course_id = "granular-gas"
 c.CourseDirectory.db_assignments = [dict(name="granular_gas")]
-# Students hand in granularGas.py next to the released notebook: the released
-# template of the same name must not overwrite it when autograding.
-c.Autograde.exclude_overwriting = {"granular_gas": ["granularGas.py"]}
-# The first test cell grades the whole file (a few seconds to a minute).
-c.Execute.timeout = 1800
+# autograde grades granularGas.py with granular-grader, in its sandbox, with the
+# rubric and limits of granular_grader.toml, and runs no notebook: cells a
+# student adds never execute, the released cells replace the submitted ones,
+# and a folder with granularGas.py alone gets the released notebook.
+from grader.nbgrader_autograde import configure
+configure(c, "granular_gas")

@@ -1,0 +1,495 @@
+"""Attacks on the Box, each a real script run through Box.popen, in both modes.
+
+"bwrap": bubblewrap with namespaces (as root: the box's own uid). "plain": no namespaces, as root: the box
+runs as a uid of its own. An attack prints one line per thing it managed (``GOT <what>``) and ``DONE``; in
+bwrap mode it must get nothing; in plain mode everything it gets must be listed as a weakness of the box.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import isolation, isolation_host, isolation_tree
+from grader.limits import Limits
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+ROOT = os.geteuid() == 0
+
+# The box's child: puts the site folders on sys.path, then runs the attack (the "submission") as __main__.
+CHILD = """\
+import sys
+sys.path[:0] = sys.argv[1].split(":")
+sys.argv = [sys.argv[2], *sys.argv[3:]]
+exec(compile(open(sys.argv[0]).read(), sys.argv[0], "exec"), {"__name__": "__main__"})
+print("DONE")
+"""
+
+
+def _reference_dir() -> Path:
+    spec = importlib.util.find_spec("reference")
+    assert spec is not None and spec.submodule_search_locations, "the reference package must be installed"
+    return Path(spec.submodule_search_locations[0]).resolve()
+
+
+SECRETS = [CHECKOUT, CHECKOUT / ".git" / "HEAD", CHECKOUT / "examples", CHECKOUT / "tests" / "submissions",
+           CHECKOUT / "grader" / "tests_hidden.py", _reference_dir() / "__init__.py"]
+
+
+def _bwrap_ok() -> bool:
+    mode, _ = isolation._mode(True)
+    return mode in (isolation.Mode.BWRAP_ROOT, isolation.Mode.BWRAP_USER)
+
+
+needs_bwrap = pytest.mark.skipif(not _bwrap_ok(), reason="bubblewrap with namespaces does not work here")
+needs_root = pytest.mark.skipif(not ROOT, reason="a uid of its own needs root")
+
+
+@pytest.fixture(scope="session")
+def readable_python() -> tuple[Path, tuple[Path, ...]]:
+    """The interpreter and the packages where any uid may read them (hard links: instant, no space).
+
+    Here the interpreter lives under /root (0700): without namespaces a uid of its own could not even start
+    it, and the grader refuses to run (tested below). On Gradescope or a TA's machine it is readable.
+    """
+    prefix, tops = isolation_tree.host_prefix(), isolation_tree.package_tops()
+    if not all(t.parent == tops[0].parent and t.is_relative_to(prefix) for t in tops):
+        pytest.skip("the packages are not all in the interpreter's site-packages")
+    base = Path(tempfile.mkdtemp(prefix="granular-test-python-"))
+    base.chmod(0o755)
+    site = base / "prefix" / tops[0].parent.relative_to(prefix)
+    site.mkdir(parents=True)
+    stdlib = tops[0].parent.parent
+    links = [p for p in prefix.iterdir() if p.name != "lib"] + [p for p in (prefix / "lib").iterdir() if p != stdlib]
+    links += [p for p in stdlib.iterdir() if p != tops[0].parent] + list(tops)
+    links += list(tops[0].parent.glob("*.dist-info"))  # importlib.metadata finds the packages' dependencies
+    for p in links:
+        subprocess.run(["cp", "-al", str(p), str(base / "prefix" / p.relative_to(prefix))], check=True)
+    yield base / "prefix", tuple(site / t.name for t in tops)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _clear_caches() -> None:
+    for f in (isolation._mode, isolation._probe, isolation_host.interpreter_usable, isolation_tree.box_tree):
+        f.cache_clear()
+
+
+@pytest.fixture(params=["bwrap", "plain"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "bwrap":
+        if not _bwrap_ok():
+            pytest.skip("bubblewrap with namespaces does not work here")
+    else:
+        if not ROOT:
+            pytest.skip("without namespaces, a uid of its own needs root")
+        prefix, tops = request.getfixturevalue("readable_python")
+        monkeypatch.setattr(isolation_tree, "host_prefix", lambda: prefix)
+        monkeypatch.setattr(isolation_tree, "package_tops", lambda: tops)
+    _clear_caches()
+    yield request.param
+    _clear_caches()
+
+
+def _limits(mode: str, **kw: int) -> Limits:
+    return Limits(namespaces=mode == "bwrap", **kw)
+
+
+def _run(tmp_path: Path, attack: str, mode: str, args: list[str] = (), wait: bool = True, **kw: int):
+    """Run ``attack`` in a fresh box; returns (box, process, lines it printed). The caller closes the box."""
+    (tmp_path / "attack.py").write_text(textwrap.dedent(attack))
+    (tmp_path / "child.py").write_text(CHILD)
+    box = isolation.Box(tmp_path / "attack.py", tmp_path / "child.py", _limits(mode, **kw))
+    proc = box.popen([":".join(box.site_inside), box.submission_inside, *map(str, args)], ())
+    if not wait:
+        return box, proc, []
+    proc.wait(timeout=120)
+    return box, proc, box.output(1 << 20).splitlines()
+
+
+def _got(lines: list[str]) -> list[str]:
+    assert "DONE" in lines, f"the attack did not finish: {lines}"
+    return [line[4:] for line in lines if line.startswith("GOT ")]
+
+
+def _assert_blocked_or_declared(mode: str, got: list[str], box: isolation.Box) -> None:
+    """bwrap: nothing got through. plain: each success is declared as a weakness (the probe is honest)."""
+    if mode == "bwrap":
+        assert got == [], f"the attack got {got} through bubblewrap"
+        assert box.probe.strong and box.probe.weaknesses == ()
+        return
+    assert not box.probe.strong or got == []
+    text = " ".join(box.probe.weaknesses)
+    for what in got:
+        assert what.split(" ", 1)[1] in text or what.split(" ", 1)[0] in text, f"{what} not declared in {text}"
+
+
+READ_ATTACK = """
+import os, sys
+for p in sys.argv[1:]:
+    try:
+        if os.path.isdir(p):
+            os.listdir(p)
+        else:
+            open(p, "rb").read(1)
+        print("GOT read", p)
+    except OSError:
+        pass
+mounts = open("/proc/self/mountinfo").read()
+if sys.argv[1] in mounts:
+    print("GOT mountinfo", sys.argv[1])
+"""
+
+
+def test_secrets_and_host_files_are_not_readable(tmp_path: Path, mode: str) -> None:
+    box, _, lines = _run(tmp_path, READ_ATTACK, mode, [*SECRETS, "/etc/shadow", "/proc/1/environ", "/root"])
+    try:
+        got = _got(lines)
+        host_only = [g for g in got if g.split()[1] in ("/etc/shadow", "/proc/1/environ", "/root")]
+        assert host_only == [], f"a box read {host_only}"
+        if mode == "bwrap":
+            assert got == []
+            other, _, more = _run(tmp_path, READ_ATTACK, mode, ["/usr/local", "/usr/src", "/usr/share", "/home",
+                                                                 "/work", "/opt", "/etc/passwd", "/var", "/sys"])
+            other.close()
+            assert _got(more) == []
+        else:  # every secret read is declared, and then the box is not strong
+            for g in got:
+                assert any(w.startswith("can read") and Path(w[9:]) in [Path(g.split()[1]), *Path(g.split()[1]).parents]
+                           for w in box.probe.weaknesses), f"{g} read but not declared: {box.probe.weaknesses}"
+            assert not box.probe.strong if got else True
+    finally:
+        box.close()
+
+
+IMPORT_ATTACK = """
+import sys
+sys.path[:0] = sys.argv[1:]
+for name in ("reference", "grader", "grader.tests_hidden"):
+    try:
+        __import__(name)
+        print("GOT import", name)
+    except Exception:
+        pass
+"""
+
+
+def test_reference_and_grader_cannot_be_imported(tmp_path: Path, mode: str) -> None:
+    box, _, lines = _run(tmp_path, IMPORT_ATTACK, mode, [CHECKOUT, _reference_dir().parent])
+    try:
+        got = _got(lines)
+        if mode == "bwrap":
+            assert got == []
+        else:
+            assert got == [] or not box.probe.strong
+            assert got == [] or any(w.startswith("can read") for w in box.probe.weaknesses)
+    finally:
+        box.close()
+
+
+UID_ATTACK = """
+import time
+print([l for l in open("/proc/self/status").read().splitlines() if l.startswith(("Uid", "CapEff", "CapBnd"))])
+print("UIDMAP", open("/proc/self/uid_map").read().split())
+import sys; sys.stdout.flush()
+time.sleep(30)
+"""
+
+
+@needs_root
+def test_runs_as_its_own_uid_seen_from_the_host(tmp_path: Path, mode: str) -> None:
+    box, proc, _ = _run(tmp_path, UID_ATTACK, mode, wait=False)
+    try:
+        deadline = time.monotonic() + 60
+        while "UIDMAP" not in box.output(1 << 16) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert box.uid is not None and box.uid >= isolation.SANDBOX_UID_BASE
+        seen = isolation_host.processes(box.uid)
+        assert seen, "no process of the box's uid seen from the host"
+        for pid in seen:  # from the host: the box's uid, no capabilities, no user namespace mapping it to root
+            status = Path(f"/proc/{pid}/status").read_text()
+            uids = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1:]
+            assert uids == [str(box.uid)] * 4
+            assert "CapEff:\t0000000000000000" in status
+            assert Path(f"/proc/{pid}/uid_map").read_text().split() == ["0", "0", "4294967295"]
+        assert f"runs as uid {box.uid}, not root" in " ".join(box.probe.protections)
+    finally:
+        box.close()
+    assert isolation_host.processes(box.uid) == []
+
+
+WRITE_ATTACK = """
+import os, sys
+for p in sys.argv[1:]:
+    try:
+        with open(p, "w") as f:
+            f.write("owned")
+        print("GOT write", p)
+    except OSError:
+        pass
+"""
+
+
+def test_cannot_write_outside_its_work_folder(tmp_path: Path, mode: str) -> None:
+    stamp = f"granular-attack-{os.getpid()}-{mode}"
+    targets = [f"/root/{stamp}", f"/tmp/{stamp}", str(CHECKOUT / stamp), str(tmp_path / stamp)]
+    box, _, lines = _run(tmp_path, WRITE_ATTACK, mode, targets)
+    try:
+        got = _got(lines)
+        assert [g for g in got if g != f"write /tmp/{stamp}"] == [], f"wrote {got}"
+        if got and mode == "plain":  # the shared /tmp: declared, and cleaned at close
+            assert any("/tmp" in w for w in box.probe.weaknesses)
+        if mode == "bwrap":  # its private /tmp, not the host's
+            assert not Path(f"/tmp/{stamp}").exists()
+    finally:
+        box.close()
+    assert not any(Path(t).exists() for t in targets), "a file written by the box is still on the host"
+
+
+QUOTA_ATTACK = """
+import os
+written = 0
+try:
+    for i in range(1000):
+        with open(f"big{i}", "wb") as f:
+            f.write(b"x" * (512 * 1024))
+        written += 512 * 1024
+except OSError:
+    pass
+print("BYTES", written)
+count = 0
+try:
+    for i in range(100000):
+        open(f"f{i}", "w").close()
+        count += 1
+except OSError:
+    pass
+print("FILES", count)
+"""
+
+
+@needs_bwrap
+def test_work_folder_quota_bytes_and_files(tmp_path: Path) -> None:
+    _clear_caches()
+    box, _, lines = _run(tmp_path, QUOTA_ATTACK, "bwrap", disk_bytes=4 * 1024**2, files=50)
+    try:
+        numbers = {k: int(v) for k, v in (line.split() for line in lines if line.startswith(("BYTES", "FILES")))}
+        assert 0 < numbers["BYTES"] <= 4 * 1024**2
+        if box.mode is isolation.Mode.BWRAP_ROOT:
+            assert numbers["FILES"] <= 50
+            assert "work folder quota: 4 MB, 50 files" in box.probe.protections
+    finally:
+        box.close()
+
+
+SLEEPER_ATTACK = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(300)
+        os._exit(0)
+    os._exit(0)
+time.sleep(0.5)
+print("FORKED", flush=True)
+time.sleep(300)
+"""
+
+
+def test_double_forked_sleeper_does_not_outlive_the_box(tmp_path: Path, mode: str) -> None:
+    if mode == "plain" and not ROOT:
+        pytest.skip("found by uid: needs root")
+    box, _, _ = _run(tmp_path, SLEEPER_ATTACK, mode, wait=False)
+    deadline = time.monotonic() + 60
+    while "FORKED" not in box.output(1000) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    uid = box.uid
+    if uid is not None:
+        assert len(isolation_host.processes(uid)) >= 2, "the attack and its sleeper should run before close()"
+    box.close()
+    if uid is not None:
+        assert isolation_host.processes(uid) == []
+    sleepers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).endswith(box.submission_inside)]
+    assert sleepers == []
+
+
+def _cmdline(p: Path) -> str:
+    try:
+        return (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+NET_ATTACK = """
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3).close()
+    print("GOT network 127.0.0.1")
+except OSError:
+    pass
+"""
+
+
+def test_no_network(tmp_path: Path, mode: str) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    try:
+        box, _, lines = _run(tmp_path, NET_ATTACK, mode, [server.getsockname()[1]])
+        try:
+            got = _got(lines)
+            if mode == "bwrap":
+                assert got == [] and "no network" in box.probe.protections
+            else:
+                assert "network is open" in box.probe.weaknesses
+        finally:
+            box.close()
+    finally:
+        server.close()
+
+
+PLOT = """
+import numpy as np
+import matplotlib.pyplot as plt
+plt.plot(np.arange(3))
+plt.show()
+print("PLOTTED", np.__version__)
+"""
+
+
+def test_numpy_and_matplotlib_work_and_the_folder_goes(tmp_path: Path, mode: str) -> None:
+    box, proc, lines = _run(tmp_path, PLOT, mode)
+    root = box.root
+    try:
+        assert proc.returncode == 0, lines
+        assert any(line.startswith("PLOTTED") for line in lines) and "DONE" in lines
+    finally:
+        box.close()
+    box.close()  # idempotent
+    assert not root.exists()
+
+
+def test_pass_fds_keep_their_numbers_and_output_is_capped(tmp_path: Path, mode: str) -> None:
+    read, write = os.pipe()
+    (tmp_path / "attack.py").write_text("import os\nos.write(int(__import__('sys').argv[1]), b'hello')\n"
+                                        "print('x' * 5000)\n")
+    (tmp_path / "child.py").write_text(CHILD)
+    box = isolation.Box(tmp_path / "attack.py", tmp_path / "child.py", _limits(mode))
+    try:
+        proc = box.popen([":".join(box.site_inside), box.submission_inside, str(write)], (write,))
+        os.close(write)
+        assert proc.wait(timeout=120) == 0, box.output(4000)
+        assert os.read(read, 100) == b"hello"
+        assert box.output(100) == "x" * 100
+    finally:
+        os.close(read)
+        box.close()
+
+
+def test_no_namespaces_refuses_an_interpreter_it_cannot_run_as_its_uid(tmp_path: Path) -> None:
+    if not ROOT or isolation_host.interpreter_usable(isolation_host.uid_of(63)):
+        pytest.skip("needs root and an interpreter that other uids cannot read (here: under /root)")
+    (tmp_path / "s.py").write_text("")
+    with pytest.raises(isolation.SandboxFault, match="cannot run"):
+        isolation.Box(tmp_path / "s.py", tmp_path / "s.py", Limits(namespaces=False))
+    assert not isolation.probe(namespaces=False).strong
+
+
+KEEPER = """
+import sys, time
+from pathlib import Path
+from grader import isolation
+from grader.limits import Limits
+box = isolation.Box(Path(sys.argv[1]), Path(sys.argv[1]), Limits())
+print(box.root, flush=True)
+time.sleep(300)
+"""
+
+
+def test_sigkilled_grader_leaves_a_folder_that_cleanup_stale_removes(tmp_path: Path) -> None:
+    (tmp_path / "s.py").write_text("")
+    grader = subprocess.Popen([sys.executable, "-c", KEEPER, str(tmp_path / "s.py")], stdout=subprocess.PIPE,
+                              cwd=CHECKOUT, text=True)
+    root = Path(grader.stdout.readline().strip())
+    assert root.is_dir()
+    assert root.parent not in isolation.cleanup_stale(), "a live grader's folder must stay"
+    grader.send_signal(signal.SIGKILL)
+    grader.wait()
+    assert root.is_dir()
+    assert root.parent in isolation.cleanup_stale()
+    assert not root.parent.exists()
+
+
+def test_sigterm_removes_the_folders(tmp_path: Path) -> None:
+    (tmp_path / "s.py").write_text("")
+    grader = subprocess.Popen([sys.executable, "-c", KEEPER, str(tmp_path / "s.py")], stdout=subprocess.PIPE,
+                              cwd=CHECKOUT, text=True)
+    root = Path(grader.stdout.readline().strip())
+    grader.terminate()
+    assert grader.wait(timeout=30) == -signal.SIGTERM
+    assert not root.parent.exists()
+
+
+def test_probe_lists_only_what_is_set_up() -> None:
+    _clear_caches()
+    strong = isolation.probe(True)
+    weak = isolation.probe(False)
+    assert weak.weaknesses and any("turned off" in w for w in weak.weaknesses)
+    if _bwrap_ok():
+        assert strong.strong and strong.weaknesses == ()
+        assert "no network" in strong.protections
+    assert "no network" not in weak.protections
+    assert shutil.which("bwrap") is not None or not strong.strong
+
+
+AS_USER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from grader import isolation
+from grader.limits import Limits
+box = isolation.Box(Path(sys.argv[2]), Path(sys.argv[3]), Limits())
+print("MODE", box.mode.name, box.probe.strong, flush=True)
+proc = box.popen([":".join(box.site_inside), box.submission_inside, *sys.argv[4:]], ())
+proc.wait()
+print(box.output(100000))
+box.close()
+print("CLOSED", box.root.exists())
+"""
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_grader_that_is_not_root_gets_a_user_namespace(readable_python: tuple[Path, tuple[Path, ...]]) -> None:
+    prefix, _ = readable_python
+    uid = isolation.SANDBOX_UID_BASE - 1 - os.getpid() % 1000  # an ordinary user: not a box's uid
+    folder = Path(tempfile.mkdtemp(prefix="granular-test-user-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "attack.py").write_text(READ_ATTACK + "print(open('/proc/self/status').read().count('Uid'))\n")
+        (folder / "child.py").write_text(CHILD)
+        (folder / "grader.py").write_text(AS_USER)
+        run = subprocess.run([str(prefix / "bin" / Path(isolation_tree.host_python()).name), "-I",
+                              str(folder / "grader.py"), str(CHECKOUT), str(folder / "attack.py"),
+                              str(folder / "child.py"), *map(str, SECRETS), "/etc/shadow", "/root"],
+                             capture_output=True, text=True, timeout=300, cwd=folder,
+                             env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(prefix / "lib")},
+                             preexec_fn=lambda: isolation_host.as_uid(uid))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if "MODE BWRAP_USER" not in run.stdout:
+        pytest.skip(f"unprivileged user namespaces are not permitted here: {run.stdout[-300:]} {run.stderr[-300:]}")
+    assert "MODE BWRAP_USER True" in run.stdout
+    lines = run.stdout.splitlines()
+    assert _got(lines) == [], run.stdout
+    assert "CLOSED False" in lines

@@ -1,0 +1,476 @@
+"""The sandbox transport, each feature and each attack as a real file and a real run.
+
+Every test writes a small granularGas.py in tmp_path and runs it in a real
+sandbox (grader.isolation.Box); limits are small so that each test stays
+within a few seconds.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+import time
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import calls, sandbox, wire
+from grader import limits as limits_module
+from grader.errors import SandboxFault
+from grader.limits import TEXT_CAP, Limits
+from grader.sandbox import CallRaised, CallTimeout, ChildDied, ImportFailed, ProtocolViolation, Sandbox
+
+FAST = Limits(call_seconds=1.0, import_seconds=10.0)
+
+#: A correct contact_time_grains, used by the files below.
+GRAINS = """
+import sys
+import numpy as np
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    dx, dv = x1 - x2, v1 - v2
+    a, b, c = np.dot(dv, dv), 2 * np.dot(dx, dv), np.dot(dx, dx) - (R1 + R2) ** 2
+    if a == 0 or b >= 0 or b * b - 4 * a * c < 0:
+        return sys.float_info.max
+    return float((-b - np.sqrt(b * b - 4 * a * c)) / (2 * a))
+"""
+
+X1, X2, V1, V2 = np.array([0.0, 0.0]), np.array([3.0, 0.0]), np.array([1.0, 0.0]), np.array([0.0, 0.0])
+
+
+def write(tmp_path: Path, source: str) -> Path:
+    path = tmp_path / "granularGas.py"
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+@contextmanager
+def running(tmp_path: Path, source: str, limits: Limits = FAST) -> Iterator[Sandbox]:
+    with Sandbox(write(tmp_path, source), limits) as box:
+        yield box
+
+
+def grains(box: Sandbox) -> float:
+    """Call the correct contact_time_grains: 1.0 for the grains above."""
+    value = box.call("contact_time_grains", X1, X2, V1, V2, 1.0, 1.0).value
+    assert isinstance(value, wire.Numeric)
+    return float(value.array)
+
+
+# -- the student's own functions call each other ----------------------------------------------------------
+
+
+def test_keyword_calls_between_functions_run_and_are_recorded(tmp_path):
+    source = GRAINS + """
+def minimum_contact_time(x, v, R, w, indexOld):
+    tc = contact_time_grains(x1=x[0], x2=x[1], v1=v[0], v2=v[1], R1=R[0], R2=R[1])
+    return tc, np.array([0, 1])
+"""
+    x, v, R = np.array([X1, X2]), np.array([V1, V2]), np.array([1.0, 1.0])
+    with running(tmp_path, source) as box:
+        returned = box.call("minimum_contact_time", x, v, R, np.zeros((0, 2, 2)), np.array([-1, -1]))
+    assert returned.helper_calls_total == 1
+    (record,) = returned.helper_calls
+    assert record.name == "contact_time_grains" and record.args == ()
+    assert set(record.kwargs) == {"x1", "x2", "v1", "v2", "R1", "R2"}
+    assert np.array_equal(record.kwargs["x2"].array, X2)
+    assert float(record.result.array) == pytest.approx(1.0)
+    assert float(returned.value.items[0].array) == pytest.approx(1.0)
+
+
+def test_helper_taking_arrays_of_pairs_records_arguments_as_they_were(tmp_path):
+    source = GRAINS + """
+def contact_solve_wall(wall, x1, v1, r):
+    return -2 * v1
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    for k in range(len(x)):
+        v[k] += contact_solve_wall(w[0], x[k], v[k], r)   # w[0]: an array of two points
+        v[k] *= 10                                        # changed after the call: the record must not see it
+"""
+    x, v, w = np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[1.0, 2.0], [3.0, 4.0]]), np.zeros((1, 2, 2))
+    with running(tmp_path, source) as box:
+        returned = box.call("update", x, v, np.ones(2), np.ones(2), w, np.array([-1, -1]), 1.0, 0.1, 0.0)
+    assert returned.helper_calls_total == 2
+    first, second = returned.helper_calls
+    assert first.args[0].array.shape == (2, 2)
+    assert np.array_equal(first.args[2].array, [1.0, 2.0]) and np.array_equal(second.args[2].array, [3.0, 4.0])
+    assert np.array_equal(first.result.array, [-2.0, -4.0])
+    assert np.array_equal(returned.args_after[1].array, [[-10.0, -20.0], [-30.0, -40.0]])
+
+
+def test_recursion_is_recorded_then_counted_and_fails_where_it_would_without_the_grader(tmp_path):
+    source = GRAINS + """
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    if t >= dt:
+        return
+    update(x, v, R, m, w, indexOld, r, dt, t + 1)
+"""
+    args = (np.zeros((1, 2)), np.zeros((1, 2)), np.ones(1), np.ones(1), np.zeros((0, 2, 2)), np.array([-1, -1]), 1.0)
+    with running(tmp_path, source) as box:
+        returned = box.call("update", *args, 50.0, 0.0)
+        assert returned.helper_calls_total == 50
+        assert len(returned.helper_calls) == calls.HELPER_CALLS_KEPT
+        assert [float(c.args[8].array) for c in returned.helper_calls[:3]] == [1.0, 2.0, 3.0]
+        # 950 levels fit under Python's default limit of 1000 frames: the wrappers must not eat into it.
+        assert box.call("update", *args, 950.0, 0.0).helper_calls_total == 950
+        with pytest.raises(CallRaised, match="RecursionError") as raised:
+            box.call("update", *args, 1100.0, 0.0)
+        assert raised.value.error == "RecursionError"
+        assert raised.value.helper_calls_total > 900 and len(raised.value.helper_calls) == calls.HELPER_CALLS_KEPT
+        assert grains(box) == pytest.approx(1.0)  # the same child serves on
+
+
+def test_a_recursion_that_calls_helpers_at_every_level_fails_where_it_would_without_the_grader(tmp_path):
+    # The hand-out's update: a helper call, then the recursive call, at every level. A recursion
+    # limit nudged up and down by the wrappers leaked one frame per level and let it run for ever.
+    source = GRAINS + """
+def contact_solve_wall(wall, x1, v1, r):
+    return v1 * 0.0
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    if t >= dt:
+        return
+    contact_solve_wall(w, x[0], v[0], r)
+    contact_solve_wall(w, x[0], v[0], r)
+    update(x, v, R, m, w, indexOld, r, dt, t + 1)
+"""
+    args = (np.zeros((1, 2)), np.zeros((1, 2)), np.ones(1), np.ones(1), np.zeros((2, 2)), np.array([-1, -1]), 1.0)
+    with running(tmp_path, source) as box:
+        assert box.call("update", *args, 900.0, 0.0).helper_calls_total == 2700
+        for _ in range(2):  # and the limit is the same on the next request
+            with pytest.raises(CallRaised, match="RecursionError"):
+                box.call("update", *args, 5000.0, 0.0)
+
+
+def test_a_large_argument_of_a_helper_is_recorded_as_too_large(tmp_path):
+    source = GRAINS + """
+def contact_time_walls(w, x1, v1, R1):
+    try:
+        return contact_time_grains(w, w, x1, v1, R1, R1)
+    except ValueError:
+        return -1.0
+"""
+    with running(tmp_path, source) as box:
+        returned = box.call("contact_time_walls", np.zeros(20_000), np.zeros(2), np.zeros(2), 1.0)
+    (record,) = returned.helper_calls
+    assert isinstance(record.args[0], wire.Opaque) and "too large" in record.args[0].text
+    assert record.result is None and record.raised == "ValueError"
+
+
+# -- CPU time, not the wall clock -----------------------------------------------------------------------
+
+
+def test_a_busy_loop_is_stopped_by_its_cpu_time_and_the_next_calls_work(tmp_path):
+    source = GRAINS + """
+print("imported")
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    while True:
+        pass
+"""
+    limits = Limits(call_seconds=0.3, import_seconds=10.0)
+    with running(tmp_path, source, limits) as box:
+        started = time.monotonic()
+        with pytest.raises(CallTimeout, match=r"update used more than 0.3 s of CPU time in one call"):
+            box.call("update", *[np.zeros(2)] * 7, 0.1, 0.0)
+        assert time.monotonic() - started < 5
+        assert 0.3 <= box.spent["update"] < 3
+        assert grains(box) == pytest.approx(1.0)  # another function, in a fresh child
+        assert box.output().count("imported") == 2  # the file was imported again
+        with pytest.raises(CallTimeout):  # the same function again: it is called again
+            box.call("update", *[np.zeros(2)] * 7, 0.1, 0.0)
+
+
+def test_sleeping_is_not_cpu_time(tmp_path):
+    source = GRAINS + """
+import time
+
+def contact_time_walls(w, x1, v1, R1):
+    time.sleep(0.6)
+    return 2.0
+"""
+    with running(tmp_path, source, Limits(call_seconds=0.3, import_seconds=10.0)) as box:
+        returned = box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
+    assert float(returned.value.array) == 2.0
+    assert returned.cpu_seconds < 0.3
+
+
+def test_cpu_of_child_processes_counts(tmp_path):
+    source = GRAINS + """
+import subprocess, sys
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    subprocess.run([sys.executable, "-c", "while True: pass"])
+"""
+    with running(tmp_path, source, Limits(call_seconds=0.5, import_seconds=10.0)) as box:
+        with pytest.raises(CallTimeout, match="CPU"):
+            box.call("update", *[np.zeros(2)] * 7, 0.1, 0.0)
+        assert grains(box) == pytest.approx(1.0)
+
+
+def test_a_function_that_used_its_cpu_budget_is_not_called_again(tmp_path):
+    source = GRAINS + """
+import time
+
+def contact_time_walls(w, x1, v1, R1):
+    end = time.process_time() + 0.25
+    while time.process_time() < end:
+        pass
+    return 1.0
+"""
+    limits = Limits(call_seconds=1.0, import_seconds=10.0, function_seconds=0.4)
+    with running(tmp_path, source, limits) as box:
+        for _ in range(2):
+            box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
+        started = time.monotonic()
+        with pytest.raises(CallTimeout, match="used more than 0.4 s of CPU over all its calls"):
+            box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
+        assert time.monotonic() - started < 0.1
+        assert grains(box) == pytest.approx(1.0)
+
+
+def test_a_busy_import_is_stopped_by_its_cpu_time_and_is_final(tmp_path):
+    with running(tmp_path, GRAINS + "\nwhile True:\n    pass\n", Limits(import_seconds=0.5)) as box:
+        assert isinstance(box.import_failure, CallTimeout)
+        assert "importing granularGas.py used more than 0.5 s of CPU time" in box.import_error
+        with pytest.raises(ImportFailed):
+            grains(box)
+
+
+def test_an_import_that_raises_is_reported(tmp_path):
+    with running(tmp_path, GRAINS + "\nraise KeyError('nope')\n") as box:
+        assert isinstance(box.import_failure, ImportFailed)
+        assert "KeyError" in box.import_error and "line" in box.import_error
+
+
+# -- deaths ------------------------------------------------------------------------------------------------
+
+
+def test_os_exit_kills_the_call_only(tmp_path):
+    source = GRAINS + """
+import os
+
+def contact_time_walls(w, x1, v1, R1):
+    os._exit(3)
+"""
+    with running(tmp_path, source) as box:
+        with pytest.raises(ChildDied, match="exit code 3"):
+            box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
+        assert grains(box) == pytest.approx(1.0)
+        with pytest.raises(ChildDied):
+            box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
+        assert grains(box) == pytest.approx(1.0)
+
+
+def test_matplotlib_at_the_top_of_a_file_costs_nothing(tmp_path):
+    source = "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\nprint('plotted')\n" + GRAINS
+    with running(tmp_path, source) as box:
+        assert box.import_error is None
+        assert grains(box) == pytest.approx(1.0)
+        assert "plotted" in box.output()
+
+
+def test_printed_output_is_capped(tmp_path):
+    source = GRAINS + "\nfor _ in range(20_000):\n    print('x' * 99)\n"
+    with running(tmp_path, source) as box:
+        assert grains(box) == pytest.approx(1.0)
+        text = box.output()
+    assert text.startswith("x" * 99) and len(text) <= limits_module.OUTPUT_CAP
+
+
+# -- attacks on the protocol ------------------------------------------------------------------------------
+
+#: A function that writes ``LINE`` to the grader's reply channel, then returns 2.0.
+WRITER = GRAINS + """
+import json, os
+
+REPLY_FD = int(sys.argv[2])
+
+def contact_time_walls(w, x1, v1, R1):
+    data = LINE
+    while data:
+        data = data[os.write(REPLY_FD, data):]
+    return 2.0
+"""
+
+
+def attack(tmp_path: Path, line: str) -> Sandbox:
+    return Sandbox(write(tmp_path, WRITER.replace("LINE", line)), FAST)
+
+
+def walls(box: Sandbox) -> calls.Returned:
+    return box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
+
+
+def line(obj: str) -> str:
+    """A Python expression (run in the submission) for one JSON line made of the literal ``obj``."""
+    return f"(json.dumps({obj}) + '\\n').encode()"
+
+
+FOUR = "[{'none': True}] * 4"
+
+
+@pytest.mark.parametrize("forged, reason", [
+    (line("[]"), "not a JSON object"),
+    ("b'hello\\n'", "not valid JSON"),
+    (line("{'ok': 'yes', 'id': 1}"), "no boolean 'ok'"),
+    (line("{'ok': True, 'id': 1, 'result': {'none': True}, 'args_after': []}"), "args_after"),
+    (line("{'id': 1, 'ok': True, 'result': {'shape': [2], 'data': [1]}, 'args_after': " + FOUR + "}"),
+     "does not match its shape"),
+    (line("{'id': 1, 'ok': True, 'result': {'shape': [float('nan')], 'data': []}, 'args_after': " + FOUR + "}"),
+     "dimension"),
+    (line("{'id': 1, 'ok': True, 'result': {'shape': [1], 'data': ['1']}, 'args_after': " + FOUR + "}"),
+     "not a number"),
+    (line("{'id': 1, 'ok': True, 'result': {'seq': [{'none': True}] * 65, 'len': 65}, 'args_after': " + FOUR + "}"),
+     "at most 64"),
+    ("b'[' * 100000 + b'\\n'", "not valid JSON"),
+    ("b'{\"id\": 1, \"ok\": true}' + b' ' * (20 * 1024 * 1024) + b'\\n'", "longer than"),
+    ("b'{\"id\": 2}\\n' * 2000", "answer no request"),
+])
+def test_a_forged_reply_is_a_protocol_violation_and_the_next_call_works(tmp_path, forged, reason):
+    tracemalloc.start()
+    try:
+        with attack(tmp_path, forged) as box:
+            started = time.monotonic()
+            with pytest.raises(ProtocolViolation, match="protocol") as violation:
+                walls(box)
+            assert time.monotonic() - started < 5
+            assert reason in str(violation.value)
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            assert peak < 2 * limits_module.REPLY_CAP + 8 * 1024**2
+            assert grains(box) == pytest.approx(1.0)
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_reply_naming_another_request_is_dropped(tmp_path):
+    forged = line("{'id': 7, 'ok': True, 'result': {'none': True}, 'args_after': []}")
+    with attack(tmp_path, forged) as box:
+        assert float(walls(box).value.array) == 2.0
+
+
+def test_every_string_from_the_child_is_capped_by_the_grader(tmp_path):
+    huge = line("{'id': 1, 'ok': False, 'error': 'E' * 8_000_000, 'message': 'm' * 10**6, 'where': 'w' * 10**6}")
+    with attack(tmp_path, huge) as box:
+        with pytest.raises(CallRaised) as raised:
+            walls(box)
+    assert len(raised.value.error) <= TEXT_CAP + 3
+    assert len(str(raised.value)) <= 3 * (TEXT_CAP + 3) + 100
+
+
+def test_an_exception_type_with_a_huge_name_is_capped(tmp_path):
+    source = GRAINS + """
+def contact_time_walls(w, x1, v1, R1):
+    raise type("E" * 8_000_000, (Exception,), {})("m" * 8_000_000)
+"""
+    with running(tmp_path, source) as box:
+        with pytest.raises(CallRaised) as raised:
+            walls(box)
+    assert raised.value.error.startswith("EEE") and len(str(raised.value)) <= 3 * (TEXT_CAP + 3) + 100
+
+
+def test_a_returned_object_that_cannot_be_described_is_an_error_of_the_call(tmp_path):
+    source = GRAINS + """
+class Evil:
+    def __repr__(self):
+        raise SystemExit(1)
+    def __array__(self, *a, **k):
+        raise RuntimeError("no")
+
+def contact_time_walls(w, x1, v1, R1):
+    return Evil()
+"""
+    with running(tmp_path, source) as box:
+        value = walls(box).value
+        assert isinstance(value, wire.Opaque) and value.text.startswith("Evil")
+        assert grains(box) == pytest.approx(1.0)
+
+
+#: The child stops reading requests: the submission replaces the child's serving loop at import.
+DEAF = GRAINS + """
+import __main__, time
+
+def _deaf(*args):
+    BODY
+
+__main__.serve = _deaf
+"""
+
+
+def test_a_child_that_stops_reading_while_busy_is_a_timeout(tmp_path):
+    with running(tmp_path, DEAF.replace("BODY", "while True: pass"), Limits(call_seconds=0.5)) as box:
+        started = time.monotonic()
+        with pytest.raises(CallTimeout, match="CPU"):
+            box.call("contact_time_grains", np.full(1_500_000, 1 / 3), X2, V1, V2, 1.0, 1.0)  # a request of ~30 MB
+        assert time.monotonic() - started < 8
+
+
+def test_a_child_that_stops_reading_while_asleep_meets_the_wall_clock(tmp_path, monkeypatch):
+    monkeypatch.setattr(limits_module, "WALL_BACKSTOP_SLACK", 0.5)
+    with running(tmp_path, DEAF.replace("BODY", "time.sleep(1000)"), Limits(call_seconds=0.2)) as box:
+        started = time.monotonic()
+        with pytest.raises(CallTimeout, match="wall-clock time while using little CPU"):
+            box.call("contact_time_grains", np.full(50_000, 1 / 3), X2, V1, V2, 1.0, 1.0)
+        assert time.monotonic() - started < 8
+
+
+# -- the grader's own faults --------------------------------------------------------------------------------
+
+
+def test_a_child_that_cannot_boot_is_the_graders_fault_after_one_retry(tmp_path, monkeypatch):
+    broken = tmp_path / "child.py"
+    broken.write_text("import os, sys\nprint('cannot load libpython', file=sys.stderr)\nos._exit(127)\n")
+    monkeypatch.setattr(sandbox, "CHILD", broken)
+    starts = []
+    popen = sandbox.isolation.Box.popen
+
+    def counting(self, args, fds) -> subprocess.Popen:
+        starts.append(args)
+        return popen(self, args, fds)
+
+    monkeypatch.setattr(sandbox.isolation.Box, "popen", counting)
+    with pytest.raises(SandboxFault, match="the sandbox could not start.*exit code 127.*cannot load libpython"):
+        with Sandbox(write(tmp_path, GRAINS), FAST):
+            pass
+    assert len(starts) == 2
+
+
+def test_selftest_passes_here_and_names_the_cause_when_the_child_is_broken(tmp_path, monkeypatch):
+    limits = Limits(call_seconds=2.0, import_seconds=10.0)
+    sandbox.selftest(limits)
+    assert limits in sandbox._selftested
+    broken = tmp_path / "child.py"
+    broken.write_text("raise SystemExit(127)\n")
+    monkeypatch.setattr(sandbox, "CHILD", broken)
+    with pytest.raises(SandboxFault, match="could not start"):
+        sandbox.selftest(Limits(call_seconds=3.0))
+
+
+def test_a_value_too_large_to_send_back_is_an_error_of_the_call(tmp_path):
+    source = GRAINS + """
+def contact_time_walls(w, x1, v1, R1):
+    return tuple(np.full(300_000, 1 / 3) for _ in range(3))  # about 18 MB of JSON
+"""
+    with running(tmp_path, source, Limits(call_seconds=20.0)) as box:
+        with pytest.raises(CallRaised, match="too large to send back") as raised:
+            walls(box)
+        assert raised.value.error == "ReplyTooLarge"
+        assert grains(box) == pytest.approx(1.0)
+
+
+def test_a_child_that_stays_silent_before_booting_is_the_graders_fault(tmp_path, monkeypatch):
+    silent = tmp_path / "child.py"
+    silent.write_text("import time\ntime.sleep(60)\n")
+    monkeypatch.setattr(sandbox, "CHILD", silent)
+    monkeypatch.setattr(sandbox, "BOOT_SECONDS", 0.5)
+    started = time.monotonic()
+    with pytest.raises(SandboxFault, match="the sandbox could not start: the child did not start within 0.5 s"):
+        with Sandbox(write(tmp_path, GRAINS), FAST):
+            pass
+    assert time.monotonic() - started < 9

@@ -1,0 +1,192 @@
+"""The wire format: what the child's encode produces decodes faithfully; anything else is a MalformedReply."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from grader import calls, sandbox_child, wire
+from grader.limits import TEXT_CAP
+
+
+def roundtrip(value):
+    """A value as the grader sees it after the child described it and JSON carried it."""
+    return wire.decode_value(json.loads(json.dumps(sandbox_child.encode(value))))
+
+
+# -- good values ------------------------------------------------------------------------------------------
+
+
+def test_a_float_array_keeps_its_values_shape_and_type():
+    decoded = roundtrip(np.array([[1.5, -2.0], [np.inf, np.nan]]))
+    assert isinstance(decoded, wire.Numeric)
+    assert decoded.array.shape == (2, 2) and decoded.kind == "f" and decoded.type_name == "ndarray"
+    assert decoded.array[0, 0] == 1.5 and decoded.array[1, 0] == np.inf and math.isnan(decoded.array[1, 1])
+
+
+def test_numbers_become_plain_floats_with_their_kind():
+    for value, kind in [(3, "i"), (2.5, "f"), (True, "b"), (np.int64(7), "i"), (np.uint8(7), "u")]:
+        decoded = roundtrip(value)
+        assert decoded.array.shape == () and decoded.array.dtype == float and decoded.kind == kind
+        assert float(decoded.array) == float(value)
+
+
+def test_a_tuple_of_array_and_index():
+    decoded = roundtrip((0.5, np.array([1, 2])))
+    assert isinstance(decoded, wire.Sequence) and decoded.type_name == "tuple" and decoded.length == 2
+    assert float(decoded.items[0].array) == 0.5 and decoded.items[1].kind == "i"
+
+
+def test_a_long_list_keeps_its_length_and_its_first_items():
+    decoded = roundtrip(list(range(100)))
+    assert decoded.length == 100 and len(decoded.items) == 64
+
+
+def test_none_and_other_values():
+    assert roundtrip(None) is None
+    decoded = roundtrip("a string")
+    assert isinstance(decoded, wire.Opaque) and "str" in decoded.text
+
+
+def test_a_float_subclass_with_rigged_comparisons_arrives_as_a_plain_float():
+    class Liar(float):
+        def __eq__(self, other):
+            return True
+
+    decoded = roundtrip(Liar(1.0))
+    assert type(decoded.array) is np.ndarray and decoded.array.dtype == float and not decoded.array == 2.0
+
+
+def test_nan_and_infinity_are_values():
+    decoded = wire.decode_value(json.loads('{"shape": [3], "data": [NaN, Infinity, -Infinity]}'))
+    assert math.isnan(decoded.array[0]) and decoded.array[1] == np.inf and decoded.array[2] == -np.inf
+
+
+def test_an_empty_array():
+    decoded = wire.decode_value({"shape": [0, 2], "data": []})
+    assert decoded.array.shape == (0, 2)
+
+
+def test_strings_are_capped():
+    decoded = wire.decode_value({"other": "x" * 10_000})
+    assert len(decoded.text) <= TEXT_CAP + 3
+    numeric = wire.decode_value({"shape": [], "data": [1], "type": "T" * 10_000})
+    assert len(numeric.type_name) <= TEXT_CAP + 3
+
+
+# -- malformed values -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("obj", [
+    [],
+    "text",
+    3,
+    None,
+    {},
+    {"unknown": 1},
+    {"shape": [2], "data": [1]},
+    {"shape": [2], "data": [1, 2, 3]},
+    {"shape": [float("nan")], "data": []},
+    {"shape": [-1], "data": []},
+    {"shape": [1.0], "data": [1]},
+    {"shape": [True], "data": [1]},
+    {"shape": "2", "data": [1, 2]},
+    {"shape": [1], "data": ["1"]},
+    {"shape": [1], "data": [True]},
+    {"shape": [1], "data": [None]},
+    {"shape": [1], "data": [[1]]},
+    {"shape": [1], "data": [10**400]},
+    {"shape": [1], "data": 5},
+    {"shape": [1], "data": [1], "kind": "c"},
+    {"shape": [1], "data": [1], "kind": 5},
+    {"shape": [1], "data": [1], "type": 5},
+    {"shape": [1] * 40, "data": [1]},
+    {"shape": [1_000_001], "data": [0] * 1_000_001},
+    {"seq": [{"none": True}] * 65, "len": 65},
+    {"seq": "abc", "len": 3},
+    {"seq": [{"none": True}], "len": 0},
+    {"seq": [{"none": True}], "len": "1"},
+    {"seq": [1], "len": 1},
+    {"other": 5},
+])
+def test_a_malformed_value_is_refused(obj):
+    with pytest.raises(wire.MalformedReply):
+        wire.decode_value(obj)
+
+
+def test_a_deeply_nested_value_is_refused():
+    obj: dict = {"none": True}
+    for _ in range(20):
+        obj = {"seq": [obj], "len": 1}
+    with pytest.raises(wire.MalformedReply, match="nested"):
+        wire.decode_value(obj)
+
+
+# -- replies --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", [b"[]", b"hello", b"{", b"[" * 100_000, b'{"id": "1"}', b'{"id": -1}',
+                                  b'{"id": true}', b'{"ok": true}', b"\xff\xfe"])
+def test_a_reply_line_that_is_not_an_object_with_an_id_is_refused(line):
+    with pytest.raises(wire.MalformedReply):
+        wire.parse_line(line)
+
+
+def test_an_answer_with_helper_calls():
+    record = {"name": "contact_time_grains", "args": [sandbox_child.encode(np.zeros(2))],
+              "kwargs": {"R1": sandbox_child.encode(1.0)}, "result": sandbox_child.encode(2.0)}
+    obj = {"ok": True, "result": sandbox_child.encode(2.0), "args_after": [sandbox_child.encode(1.0)],
+           "helper_calls": [record, {**record, "raised": "ValueError"}], "helper_calls_total": 40}
+    reply = wire.decode_reply(obj, 1)
+    assert isinstance(reply, wire.Answer) and reply.helper_calls_total == 40
+    first, second = reply.helper_calls
+    assert isinstance(first, calls.HelperCall) and float(first.result.array) == 2.0
+    assert float(first.kwargs["R1"].array) == 1.0 and first.args[0].array.shape == (2,)
+    assert second.raised == "ValueError" and second.result is None
+
+
+@pytest.mark.parametrize("change", [
+    {"ok": "yes"},
+    {"args_after": []},
+    {"args_after": "x"},
+    {"result": None},
+    {"helper_calls": [{"name": "os.system", "args": []}]},
+    {"helper_calls": [{"name": "update", "args": "x"}]},
+    {"helper_calls": [{"name": "update", "args": [], "kwargs": []}]},
+    {"helper_calls": [{"name": "update", "args": [], "raised": 3}]},
+    {"helper_calls": [{"name": "update", "args": []}] * (calls.HELPER_CALLS_KEPT + 1)},
+    {"helper_calls": [{"name": "update", "args": []}], "helper_calls_total": 0},
+    {"helper_calls_total": -1},
+    {"helper_calls": {}},
+])
+def test_a_malformed_answer_is_refused(change):
+    obj = {"ok": True, "result": {"none": True}, "args_after": [{"none": True}], **change}
+    with pytest.raises(wire.MalformedReply):
+        wire.decode_reply(obj, 1)
+
+
+def test_an_answer_without_result_is_refused():
+    with pytest.raises(wire.MalformedReply):
+        wire.decode_reply({"ok": True, "args_after": []}, 0)
+
+
+def test_a_raised_reply_is_capped():
+    reply = wire.decode_reply({"ok": False, "error": "E" * 10**6, "message": "m" * 10**6, "where": "w"}, 2)
+    assert isinstance(reply, wire.Raised) and len(reply.error) <= TEXT_CAP + 3 and len(reply.message) <= TEXT_CAP + 3
+    assert reply.helper_calls == () and reply.helper_calls_total == 0
+    with pytest.raises(wire.MalformedReply):
+        wire.decode_reply({"ok": False, "error": ["E"]}, 2)
+
+
+def test_replies_while_starting():
+    assert isinstance(wire.decode_reply({"booted": True}, None), wire.Booted)
+    ready = wire.decode_reply({"ready": True, "functions": ["update", "rm -rf", 3]}, None)
+    assert ready == wire.Ready(frozenset({"update"}))
+    assert isinstance(wire.decode_reply({"ready": False, "error": "KeyError", "message": "", "where": ""}, None),
+                      wire.Raised)
+    for bad in ({}, {"ready": "yes"}, {"ready": True, "functions": "update"}, {"ok": True}):
+        with pytest.raises(wire.MalformedReply):
+            wire.decode_reply(bad, None)

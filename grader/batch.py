@@ -53,7 +53,9 @@ class BatchError(errors.UsageError):
 
 
 def _number(x: float) -> float | int:
-    return int(x) if x == int(x) else round(x, 4)
+    """Points in the grades table and CSV: the rounding of every report (feedback.points)."""
+    x = round(x, 2)
+    return int(x) if x == int(x) else x
 
 
 @dataclass
@@ -119,21 +121,19 @@ def _hidden_run(options: Options) -> bool:
 
 
 def check_isolation(options: Options) -> None:
-    """Refuse, before grading anyone, hidden tests the sandbox cannot keep secret (the runner's rule)."""
-    if not _hidden_run(options) or options.allow_weak_isolation:
+    """Refuse, before grading anyone, hidden tests the sandbox cannot keep secret: the runner's own rule."""
+    from grader import runner
+
+    rule = getattr(runner, "check_isolation", None)
+    grading = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation)
+    if rule is not None:
+        rule(grading, _hidden_run(options))
         return
-    probe = getattr(isolation, "probe", None)
-    if probe is not None:
-        found = probe(options.limits.namespaces)
-        strong, weaknesses = found.strong, list(found.weaknesses)
-    else:  # an isolation module without probe(): namespaces are the strong isolation
-        strong = options.limits.namespaces and isolation.namespaces_available()
-        weaknesses = ["no Linux namespaces"]
-    if not strong:
-        raise errors.IsolationTooWeak(
-            "the hidden tests must stay secret, but this machine's sandbox cannot keep them from the submissions: "
-            + "; ".join(weaknesses) + ". Allow namespaces (install bubblewrap), or pass --allow-weak-isolation "
-            "to run them anyway (every result then says so); nobody was graded")
+    # A runner without the rule (older): namespaces are the strong isolation.
+    if _hidden_run(options) and not options.allow_weak_isolation and not (
+            options.limits.namespaces and isolation.namespaces_available()):
+        raise errors.IsolationTooWeak("the hidden tests must stay secret, but Linux namespaces are not available: "
+                                      "allow them, or pass --allow-weak-isolation to run them anyway")
 
 
 def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:

@@ -21,6 +21,10 @@ from typing import Any
 #: Helper calls recorded per request (further calls are only counted).
 HELPER_CALLS_KEPT = 16
 
+#: Helper calls recorded when the grader replays a failing call to audit its
+#: helpers (grader.helper_audit): the most a request may ask for.
+AUDIT_CALLS_KEPT = 512
+
 
 @dataclass(frozen=True)
 class HelperCall:

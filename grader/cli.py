@@ -104,14 +104,13 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: str | None = None,
                force: bool = False, rubric_path: str | None = None, limits: Limits = Limits(),
-               submission_seconds: float = 900.0, nbgrader_db: str | None = None, animations: bool = True) -> int:
+               submission_seconds: float = SUBMISSION_SECONDS, nbgrader_db: str | None = None,
+               animations: bool = True, allow_weak_isolation: bool = False) -> int:
     """Grade a folder of submissions; print the grades table; the exit code."""
-    from grader import batch, submissions as found
+    from grader import batch
+    from grader import submissions as found
 
-    try:
-        entries = found.discover(Path(submissions), assignment, exclude=(Path(out),))
-    except found.DiscoveryError as exc:
-        raise UsageError(str(exc)) from None
+    discovery = found.scan(Path(submissions), assignment, exclude=(Path(out),))
     if not submission_seconds > 0:
         raise UsageError(f"--submission-timeout {submission_seconds}: give a number of seconds > 0")
     if nbgrader_db:
@@ -119,24 +118,24 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
         try:
             import nbgrader.api  # noqa: F401
         except ImportError:
-            raise UsageError("--nbgrader-db needs nbgrader: pip install nbgrader") from None
+            raise UsageError("--nbgrader-db needs nbgrader: pip install \"granular-grader[nbgrader]\"") from None
         if "://" not in nbgrader_db and not Path(nbgrader_db).resolve().parent.is_dir():
             raise UsageError(f"--nbgrader-db {nbgrader_db}: its folder does not exist; give the course's "
                              "gradebook.db")
     options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path),
-                            submission_seconds=submission_seconds, animations=animations)
+                            submission_seconds=submission_seconds, animations=animations,
+                            allow_weak_isolation=allow_weak_isolation)
     if jobs is not None:
         options.jobs = jobs
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        outcomes = batch.run(entries, Path(submissions), Path(out), options)
-    except batch.BatchError as exc:
-        raise UsageError(str(exc)) from None
+        outcomes = batch.run(list(discovery.submissions), Path(submissions), Path(out), options,
+                             skipped=discovery.skipped)
     except KeyboardInterrupt:
         print(f"interrupted: the grades finished so far are in {Path(out) / 'grades.csv'}; run the same "
               "command again to grade the rest", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(grades_table(outcomes), end="")
+    print(batch.grades_table(outcomes), end="")
     if nbgrader_db:
         from grader import nbgrader_support
 
@@ -146,22 +145,9 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
         print(f"{written} students written to the nbgrader gradebook {nbgrader_db} (assignment "
               f"{assignment or nbgrader_support.ASSIGNMENT}): run nbgrader export for the course CSV")
     print(f"\ngrades: {Path(out) / 'grades.csv'}   summary: {Path(out) / 'summary.html'}   "
-          f"feedback: {Path(out) / '<student>' / 'feedback.html'}")
+          f"feedback: {Path(out) / 'students' / '<student>' / 'feedback.html'}")
     ungraded = [o for o in outcomes if o.results is None]
     return EXIT_FAILED if ungraded else EXIT_PASSED
-
-
-def grades_table(outcomes: list) -> str:
-    """The grades as an aligned text table."""
-    from grader.batch import CSV_COLUMNS
-
-    from grader.spec import ITEM_ABBREVIATIONS
-
-    header = [ITEM_ABBREVIATIONS.get(c, c) for c in CSV_COLUMNS]
-    rows = [[str(o.row.get(c, "")) for c in CSV_COLUMNS] for o in outcomes]
-    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [header, *rows]]
-    return "\n".join(lines) + "\n"
 
 
 def kit_main(out: str) -> int:
@@ -251,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     batch.add_argument("--nbgrader-db", metavar="PATH", help="also write the grades into this nbgrader gradebook "
                        "(gradebook.db of the course, or a database URL)")
     batch.add_argument("--submission-timeout", type=float, default=SUBMISSION_SECONDS, metavar="S",
-                       help="seconds for the whole grading of one submission (default %(default)s)")
+                       help="wall-clock seconds for the whole grading of one submission, a backstop: the "
+                            "limits that decide grades count CPU time (default %(default)s)")
     _limit_options(batch)
     animate = commands.add_parser("animate", help="the student's gas next to the reference's, as .gif/.mp4/.html")
     animate.add_argument("path", help="the granularGas.py to animate")
@@ -295,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
                               args.animation, args.allow_weak_isolation)
         return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
-                          args.submission_timeout, args.nbgrader_db, not args.no_animations)
+                          args.submission_timeout, args.nbgrader_db, not args.no_animations, args.allow_weak_isolation)
     except GraderError as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

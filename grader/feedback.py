@@ -33,7 +33,9 @@ def html_document(title: str, body: str, style: str = STYLE) -> str:
 
 
 def points(x: float) -> str:
-    return f"{x:g}" if x == int(x) else f"{x:.2f}"
+    """Points as every report shows them: at most two decimals, none when whole (shares of an
+    item's points add up to 99.99999... in floating point)."""
+    return f"{round(x, 2):.2f}".rstrip("0").rstrip(".")
 
 
 def split_output(output: str) -> tuple[str, str]:

@@ -37,8 +37,8 @@ from grader.tolerances import NUDGE, STATE_RTOL, TIME_RTOL, close
 AUDITED = ("contact_time_grains", "contact_time_walls", "minimum_contact_time", "contact_solve_wall",
            "contact_solve_grains")
 
-#: Recorded helper calls checked against the reference per failing case, at most.
-AUDIT_CALLS = 64
+#: Recorded helper calls checked against the reference per failing call, at most.
+AUDIT_CALLS = 512
 
 
 class Replayer(Protocol):
@@ -188,6 +188,7 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
     """The first recorded helper call of ``returned`` proved wrong (see the module doc), or None."""
     budget = size(request_args)
     checked = 0
+    mutation_checked: set[str] = set()
     for call in returned.helper_calls:
         if call.name == caller or call.name not in suspects or call.name not in AUDITED or call.raised:
             continue
@@ -198,7 +199,17 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
             continue
         checked += 1
         expected = reference_answer(call.name, args)
-        if expected is None or agrees(call.name, call.result, expected, args):
+        if expected is None:
+            continue
+        if agrees(call.name, call.result, expected, args):
+            if call.name in mutation_checked:
+                continue
+            # A right answer may still come with its arguments changed in place,
+            # which breaks a caller that goes on using them: replay once to see.
+            mutation_checked.add(call.name)
+            spoiled = _modified_arguments(replayer, caller, call, args)
+            if spoiled is not None:
+                return spoiled
             continue
         try:
             replay = replayer.call(call.name, *args)
@@ -206,6 +217,21 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
             continue
         if same_value(replay.value, call.result):
             return Spoiled(caller, call.name, args, _reference_text(expected), _describe(call.result))
+    return None
+
+
+def _modified_arguments(replayer: Replayer, caller: str, call: HelperCall, args: tuple[Any, ...]) -> Spoiled | None:
+    """A Spoiled when the helper, replayed, changes one of its arguments in place."""
+    try:
+        replay = replayer.call(call.name, *args)
+    except Exception:  # noqa: BLE001
+        return None
+    params = spec.function_spec(call.name).params
+    for param, before, after in zip(params, args, replay.args_after):
+        if isinstance(before, np.ndarray) and not (isinstance(after, wire.Numeric) and np.array_equal(
+                after.array, before)):
+            return Spoiled(caller, call.name, args, f"{param} left as it was",
+                           f"{param} changed to {_describe(after)}")
     return None
 
 

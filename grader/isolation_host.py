@@ -262,6 +262,13 @@ def pid_namespaces_under(pid: int) -> set[str]:
     return found
 
 
+def _is_zombie(proc_dir: str) -> bool:
+    """A dead process not yet reaped by its (new) parent: it runs no code and holds nothing."""
+    with open(f"{proc_dir}/stat", "rb") as f:
+        state = f.read().rsplit(b")", 1)[1].split()[0]
+    return state in (b"Z", b"X")
+
+
 def wait_namespaces_empty(namespaces: set[str]) -> None:
     """Wait until no process lives in ``namespaces`` (the kernel kills them all when their pid 1 dies)."""
     deadline = time.monotonic() + KILL_SECONDS
@@ -269,7 +276,8 @@ def wait_namespaces_empty(namespaces: set[str]) -> None:
         alive = False
         for entry in os.scandir("/proc"):
             try:
-                alive = alive or (entry.name.isdigit() and os.readlink(f"{entry.path}/ns/pid") in namespaces)
+                alive = alive or (entry.name.isdigit() and os.readlink(f"{entry.path}/ns/pid") in namespaces
+                                  and not _is_zombie(entry.path))
             except OSError:
                 continue
         if not alive:

@@ -24,7 +24,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from grader import helper_audit, isolation, oracle, rubric, spec
 from grader import sandbox as sandboxes
-from grader.calls import Returned
+from grader.calls import AUDIT_CALLS_KEPT, Returned
 from grader.checks import Discard, Property, PropertyFailed
 from grader.errors import IsolationTooWeak
 from grader.limits import Limits
@@ -193,10 +193,19 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> he
     if not suspects or not oracle.available():
         return None
     for name, args, returned in session.returns:
-        if name == prop.item:
+        if name != prop.item or not returned.helper_calls_total:
+            continue
+        spoiled = helper_audit.audit(session.sandbox, name, args, returned, suspects)
+        if spoiled is None and returned.helper_calls_total > len(returned.helper_calls):
+            # The wrong answer may lie past the first recorded calls: replay
+            # this call once, recording more of them.
+            try:
+                returned = session.sandbox.call(name, *args, record=AUDIT_CALLS_KEPT)
+            except SubmissionError:
+                continue
             spoiled = helper_audit.audit(session.sandbox, name, args, returned, suspects)
-            if spoiled is not None:
-                return spoiled
+        if spoiled is not None:
+            return spoiled
     return None
 
 

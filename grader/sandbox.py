@@ -72,6 +72,7 @@ class ImportFailed(SubmissionError):
 
 def _config(limits: Limits, site: tuple[str, ...]) -> str:
     return json.dumps({"functions": list(spec.FUNCTION_NAMES), "site": list(site), "kept": calls.HELPER_CALLS_KEPT,
+                       "max_kept": calls.AUDIT_CALLS_KEPT,
                        "record_cap": RECORD_CAP, "reply_cap": REPLY_CAP, "text_cap": TEXT_CAP,
                        "output_cap": OUTPUT_CAP})
 
@@ -188,11 +189,13 @@ class Sandbox:
         return self.box.output(min(limit, OUTPUT_CAP))
 
     # -- calls ------------------------------------------------------------------
-    def call(self, name: str, *args: Any) -> Returned:
+    def call(self, name: str, *args: Any, record: int = calls.HELPER_CALLS_KEPT) -> Returned:
         """Call the submission's ``name(*args)`` in the child; SubmissionError if it goes wrong.
 
-        SandboxFault if the child cannot be (re)started.
+        record: how many of its calls to its other functions the child records
+        (at most calls.AUDIT_CALLS_KEPT). SandboxFault if the child cannot be (re)started.
         """
+        record = max(0, min(record, calls.AUDIT_CALLS_KEPT))
         self.start()  # after a timeout or a crash; a failed import is final
         if self.import_failure is not None:
             raise ImportFailed(self.import_error or "granularGas.py could not be imported")
@@ -203,8 +206,8 @@ class Sandbox:
             raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
                               "it is far too slow")
         self._request_id += 1
-        payload = (json.dumps({"call": name, "args": [wire.encode_arg(a) for a in args], "id": self._request_id})
-                   + "\n").encode()
+        payload = (json.dumps({"call": name, "args": [wire.encode_arg(a) for a in args], "id": self._request_id,
+                               "kept": record}) + "\n").encode()
         channel = self._channel
         assert channel is not None
         try:

@@ -119,7 +119,8 @@ class Recorder:
     thousands of calls costs one counter each.
     """
 
-    def __init__(self, kept, record_cap):
+    def __init__(self, kept, record_cap, max_kept):
+        self.default_kept, self.max_kept = kept, max_kept
         self.kept, self.record_cap = kept, record_cap
         self.serving, self.total, self.records = False, 0, []
         # The recursion limit is set absolutely from ``base`` and the number of
@@ -256,7 +257,7 @@ def main():
         reply({"ready": False, **describe_exception(exc)})
         return
     originals = {n: getattr(module, n) for n in config["functions"] if callable(getattr(module, n, None))}
-    recorder = Recorder(config["kept"], config["record_cap"])
+    recorder = Recorder(config["kept"], config["record_cap"], config["max_kept"])
     for name, function in originals.items():
         setattr(module, name, recorder.wrap(name, function))
     reply({"ready": True, "functions": sorted(originals)})
@@ -275,6 +276,8 @@ def serve(requests, loads, reply, serving, originals, recorder):
             return
         request = loads(line)
         serving["id"] = request["id"]
+        kept = request.get("kept", recorder.default_kept)
+        recorder.kept = min(kept, recorder.max_kept) if type(kept) is int else recorder.default_kept
         reply(respond(originals[request["call"]], [decode(a) for a in request["args"]], recorder))
         del line, request
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from grader import spec
+from grader.feedback import points
 
 if TYPE_CHECKING:
     from grader.runner import GradeReport, TestResult
@@ -90,8 +91,6 @@ def student_view(report: GradeReport, name: str) -> StudentView:
                        tuple(items))
 
 
-def _points(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def item_text(view: ItemView) -> str:
@@ -105,14 +104,14 @@ def item_text(view: ItemView) -> str:
 
 def summary_text(view: StudentView) -> str:
     """The points table, then every item's text."""
-    lines = [f"{view.submission}: {_points(view.score)} / {_points(view.max_score)} points"]
+    lines = [f"{view.submission}: {points(view.score)} / {points(view.max_score)} points"]
     if view.import_error:
         lines.append(f"  {view.import_error}")
     elif view.status != "graded":
         lines.append(f"  {view.status}")
     lines.append("")
     width = max(len(name) for name in spec.ITEM_NAMES)
-    lines += [f"  {v.item:<{width}}  {_points(v.earned):>5} / {_points(v.maximum)}" for v in view.items]
+    lines += [f"  {v.item:<{width}}  {points(v.earned):>5} / {points(v.maximum)}" for v in view.items]
     details = [item_text(v).rstrip() for v in view.items if item_text(v)]
     if details:
         lines += ["", *"\n\n".join(details).splitlines()]

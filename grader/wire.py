@@ -241,8 +241,8 @@ def _helper_call(obj: Any) -> calls.HelperCall:
 
 def _helper_calls(obj: dict) -> tuple[tuple[calls.HelperCall, ...], int]:
     records = obj.get("helper_calls", [])
-    if not isinstance(records, list) or len(records) > calls.HELPER_CALLS_KEPT:
-        raise MalformedReply(f"helper_calls is not a list of at most {calls.HELPER_CALLS_KEPT} records")
+    if not isinstance(records, list) or len(records) > calls.AUDIT_CALLS_KEPT:
+        raise MalformedReply(f"helper_calls is not a list of at most {calls.AUDIT_CALLS_KEPT} records")
     total = _count(obj.get("helper_calls_total", len(records)), "helper_calls_total")
     if total < len(records):
         raise MalformedReply("helper_calls_total is less than the records sent")

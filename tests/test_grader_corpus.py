@@ -8,10 +8,12 @@ each names the function it breaks and the text it changes.
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from grader.limits import Limits
 from grader.runner import grade
 from grader.spec import FUNCTION_NAMES, ITEM_NAMES
 
@@ -54,7 +56,7 @@ BUGS = [
     ("velocity argument modified", VECTORISED, "contact_solve_grains",
      [("    return -impulse / m1 * n, impulse / m2 * n",
        "    dv = (-impulse / m1 * n, impulse / m2 * n)\n    v1[:] = 0.0\n    return dv")]),
-    ("time not subtracted", TEXTBOOK, "update", [("r, dt - tc, t)", "r, dt, t)")]),
+    ("time not subtracted", TEXTBOOK, "update", [("dt = dt - tc", "dt = dt")]),
     ("indexOld rebound instead of updated", VECTORISED, "update", [("indexOld[0], indexOld[1] = i, j", "indexOld = np.array([i, j])")]),
     ("x rebound instead of updated", VECTORISED, "update", [("x += v * left\n", "x = x + v * left\n")]),
     ("no move before the contact", VECTORISED, "update", [("        x += v * tc\n", "")]),
@@ -85,18 +87,20 @@ def test_at_least_twenty_bugs_over_all_six_functions():
 
 
 @pytest.mark.parametrize("bug, source, function, changes", BUGS, ids=[b[0] for b in BUGS])
-def test_a_single_bug_costs_the_points_of_its_function_only(tmp_path, bug, source, function, changes):
+def test_a_single_bug_is_blamed_on_its_function_only(tmp_path, bug, source, function, changes):
+    """The bug costs its own function; a caller may lose points only through cases set aside
+    because they rest on the buggy helper, and its feedback then says to fix that helper first."""
     report = grade(mutate(tmp_path, source, changes))
     table = report.by_item()
     assert table[function][0] < table[function][1], f"{bug}: {function} kept all its points"
-    # Scenarios run the student's functions together: a bug may cost there too.
-    others = {name: score for name, score in table.items()
-              if name in FUNCTION_NAMES and name != function and score[0] < score[1]}
-    assert not others, f"{bug} also cost points in {others}: " + "; ".join(
-        r.message for r in report.results if r.status == "failed" and r.prop.item != function)
     for r in report.results:
-        if r.status == "failed":
-            assert r.message and r.prop.name, "a failure must name its property and say what went wrong"
+        if r.status != "failed":
+            continue
+        assert r.message and r.prop.name, "a failure must name its property and say what went wrong"
+        if r.prop.item in FUNCTION_NAMES and r.prop.item != function:
+            # A call that runs out of time takes its records with it: that case cannot be audited.
+            assert r.outcome == "timeout" or (r.outcome == "set aside" and f"fix {function} first" in r.message), (
+                f"{bug} blamed {r.prop.id}: {r.message}")
 
 
 def test_template_stub_gets_zero_with_a_friendly_message():
@@ -108,7 +112,7 @@ def test_template_stub_gets_zero_with_a_friendly_message():
 @pytest.mark.parametrize("text, fragment", [
     ("def contact_time_grains(x1, x2, v1, v2, R1, R2)\n    return 0\n", "SyntaxError"),
     ("import sys\nsys.exit(3)\n", "SystemExit"),
-    ("import matplotlib\n", "ModuleNotFoundError"),
+    ("import tkinter.nonexistent\n", "ModuleNotFoundError"),
     ("from reference.granularGas import *\n", "No module named 'reference'"),
 ])
 def test_a_file_that_does_not_import_gets_zero_and_says_why(tmp_path, text, fragment):
@@ -118,23 +122,31 @@ def test_a_file_that_does_not_import_gets_zero_and_says_why(tmp_path, text, frag
     assert report.score == 0 and fragment in report.import_error
 
 
-def test_hangs_crashes_and_missing_functions_cost_only_their_function(tmp_path):
+def test_a_hang_or_a_crash_costs_the_test_where_it_happened(tmp_path):
     text = TEXTBOOK.read_text()
+    # Hangs only on the 'no contact' cases (a grain already overlapping the wall line).
     text = text.replace("def contact_time_walls(w, x1, v1, R1):\n",
-                        "def contact_time_walls(w, x1, v1, R1):\n    if R1 > 1.5:\n        while True:\n            pass\n")
+                        "def contact_time_walls(w, x1, v1, R1):\n    if abs(_height(w, x1)) < R1:\n"
+                        "        while True:\n            pass\n")
+    text += ("\n\ndef _height(w, x1):\n    t = w[1] - w[0]\n    s = x1 - w[0]\n"
+             "    return (t[0] * s[1] - t[1] * s[0]) / np.linalg.norm(t)\n")
     text = text.replace("def contact_solve_wall(wall, x1, v1, r):\n",
                         "def contact_solve_wall(wall, x1, v1, r):\n    import os\n    os._exit(1)\n")
     text = text.replace("def contact_time_grains(", "def misspelled_contact_time_grains(")
     path = tmp_path / "granularGas.py"
     path.write_text(text)
-    report = grade(path)
+    report = grade(path, limits=replace(Limits(), call_seconds=1.0))
+    outcomes = {r.prop.id: (r.outcome, r.message) for r in report.results}
+    walls = {k: v for k, v in outcomes.items() if k.startswith("contact_time_walls")}
+    assert any(o == "timeout" and "CPU time" in m for o, m in walls.values()), walls
+    # The child was restarted: the tests after the hang still ran, and the contact cases pass.
+    assert any(o == "passed" for o, _ in walls.values()), walls
+    assert any("exit code 1" in m for k, (o, m) in outcomes.items() if k.startswith("contact_solve_wall"))
+    assert any("defines no function contact_time_grains" in m for k, (_, m) in outcomes.items()
+               if k.startswith("contact_time_grains"))
     table = report.by_item()
-    messages = {r.prop.item: r.message for r in report.results if r.status == "failed"}
-    assert "did not return within" in messages["contact_time_walls"]
-    assert "exit code 1" in messages["contact_solve_wall"]
-    assert "defines no function contact_time_grains" in messages["contact_time_grains"]
-    for name in ("minimum_contact_time", "contact_solve_grains", "update"):
-        assert table[name][0] == table[name][1], messages.get(name)
+    assert table["contact_solve_grains"][0] == table["contact_solve_grains"][1]
+    assert report.status.startswith("timeout: contact_time_walls") and "crashed: contact_solve_wall" in report.status
 
 
 def test_grading_is_deterministic(tmp_path):

@@ -38,12 +38,13 @@ def ctg_call(result: float, **kwargs: Any) -> HelperCall:
 class FakeReplayer:
     """Answers replays with fixed values; counts them."""
 
-    def __init__(self, answer: float):
-        self.answer, self.calls = answer, 0
+    def __init__(self, answer: float, modifies: bool = False):
+        self.answer, self.calls, self.modifies = answer, 0, modifies
 
     def call(self, name: str, *args: Any) -> Returned:
         self.calls += 1
-        return Returned(numeric(self.answer), args)
+        after = tuple(numeric(a * 0 if self.modifies and isinstance(a, np.ndarray) else a) for a in args)
+        return Returned(numeric(self.answer), after)
 
 
 REQUEST = (np.zeros((4, 2)), np.zeros((4, 2)), np.ones(4), np.zeros((4, 2, 2)), np.array([-1, -1]))
@@ -82,11 +83,17 @@ def test_a_record_the_replay_does_not_confirm_is_a_lie_and_changes_nothing():
     assert replayer.calls == 1
 
 
-def test_a_right_answer_is_not_replayed():
+def test_right_answers_are_replayed_once_per_helper_to_see_their_arguments_unchanged():
     replayer = FakeReplayer(TRUE_TIME)
-    assert helper_audit.audit(replayer, "minimum_contact_time", REQUEST, returned_with(ctg_call(TRUE_TIME)),
-                              SUSPECTS) is None
-    assert replayer.calls == 0
+    records = returned_with(ctg_call(TRUE_TIME), ctg_call(TRUE_TIME), ctg_call(TRUE_TIME))
+    assert helper_audit.audit(replayer, "minimum_contact_time", REQUEST, records, SUSPECTS) is None
+    assert replayer.calls == 1
+
+
+def test_a_right_answer_that_modifies_its_arguments_spoils_the_case():
+    spoiled = helper_audit.audit(FakeReplayer(TRUE_TIME, modifies=True), "update", REQUEST,
+                                 returned_with(ctg_call(TRUE_TIME)), SUSPECTS)
+    assert spoiled is not None and spoiled.helper == "contact_time_grains" and "x2 changed" in spoiled.got  # x1 is zero: unchanged by the fake
 
 
 def test_a_helper_that_passed_its_own_tests_is_never_blamed():

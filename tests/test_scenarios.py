@@ -22,12 +22,16 @@ def test_a_collision_law_bug_shows_in_the_c12_table_and_the_dem_velocities(tmp_p
     assert any("hard-sphere solution is (-0.735, -0.98), (-0.265, -0.02)" in m for m in failures(report, "dem_pair"))
 
 
-def test_scenarios_use_the_students_own_functions(tmp_path):
-    # contact_time_grains off by R2: graded alone, update keeps its points (the
-    # reference answers its calls); the scenarios, which run the student's
-    # functions together, see the bug.
+def test_a_helper_bug_costs_its_own_points_and_sets_its_callers_cases_aside(tmp_path):
+    # contact_time_grains off by R2. minimum_contact_time is right but calls it: its failing cases
+    # are set aside and the rest pass. update relies on it in every case: its tests earn nothing
+    # and say which helper to fix first. The scenarios, which run the functions together, see the bug.
     report = grade(mutate(tmp_path, TEXTBOOK, BUG["missing radius"][1]))
     table = report.by_item()
-    assert table["update"][0] == table["update"][1]
+    assert table["contact_time_grains"][0] == 0
+    assert table["minimum_contact_time"][0] == table["minimum_contact_time"][1]
+    update = [r for r in report.results if r.prop.item == "update"]
+    assert update and all(r.outcome == "set aside" and r.score == 0 for r in update)
+    assert all("fix contact_time_grains first" in r.message and "the reference gives" in r.message for r in update)
     assert table["c12_row"][0] < table["c12_row"][1] and table["dem_pair"][0] < table["dem_pair"][1]
     assert any("touch at t = 0.5" in m for m in failures(report, "dem_pair"))

@@ -142,4 +142,4 @@ def test_quick_start_main_job_grades_the_examples(tmp_path):
     assert table["cleo"].endswith("error at import") and table["dan"].endswith("timeout: update")
     assert table["eve"].split()[1] == "0"
     assert (out / "grades.csv").exists() and (out / "summary.html").exists()
-    assert all((out / s / "feedback.html").exists() for s in ("ada", "ben", "cleo", "dan", "eve"))
+    assert all((out / "students" / s / "feedback.html").exists() for s in ("ada", "ben", "cleo", "dan", "eve"))

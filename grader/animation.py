@@ -14,18 +14,26 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
 from grader import oracle, scenarios
 from grader.sandbox import Limits, Sandbox
 from grader.scenarios import Scenario
-from grader.trajectories import Differences, Trajectory, compare, outside, overlapping, record, reference_step, \
-    sandbox_step
+from grader.trajectories import (
+    Differences,
+    Trajectory,
+    compare,
+    outside,
+    overlapping,
+    record,
+    reference_step,
+    sandbox_step,
+)
 
 FORMATS = (".gif", ".mp4", ".html")
 #: Scenarios a feedback page may show, in the order they are tried.

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import rubric
-from grader.limits import Limits
 from grader.errors import GraderError
+from grader.limits import Limits
 
 if TYPE_CHECKING:
     from grader.runner import GradeOptions

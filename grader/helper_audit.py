@@ -24,8 +24,9 @@ a helper: the reference never runs on durations the grader did not choose.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from grader import course_config, spec
 from grader.course_cache import CACHE_DIR, ResultCache
-from grader.limits import Limits
 from grader.errors import GraderError
+from grader.limits import Limits
 from grader.student_view import ItemView, StudentView, item_text, student_view, summary_text
 
 NOTEBOOK = "granular_gas.ipynb"

@@ -21,7 +21,7 @@ CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser",
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (.ci/run installs Debian's chromium)")
 
 
-def screenshot(page: Path, out: Path) -> "Image":
+def screenshot(page: Path, out: Path) -> "Image.Image":  # noqa: F821 - PIL is imported where used
     from PIL import Image
 
     done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",

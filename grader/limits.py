@@ -16,6 +16,14 @@ WALL_BACKSTOP_FACTOR = 10.0
 WALL_BACKSTOP_SLACK = 30.0
 
 
+#: A call that, once past its CPU limit in wall-clock time, used less than this
+#: fraction of one core over the last IDLE_SECONDS is waiting, not computing
+#: (sleeping, blocked on input): it is stopped then, not at the backstop. A
+#: computing call gets its share of a core however busy the machine is.
+IDLE_SECONDS = 3.0
+IDLE_CPU_FRACTION = 0.01
+
+
 def wall_backstop(cpu_seconds: float) -> float:
     """Wall-clock seconds after which a call is stopped whatever its CPU use."""
     return cpu_seconds * WALL_BACKSTOP_FACTOR + WALL_BACKSTOP_SLACK

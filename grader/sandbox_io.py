@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import collections
 import selectors
 import signal
 import subprocess
@@ -20,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from grader import wire
-from grader.limits import REPLY_CAP, Limits
+from grader.limits import IDLE_CPU_FRACTION, IDLE_SECONDS, REPLY_CAP, Limits
 
 #: How often a wait checks the CPU used and whether the child still lives.
 POLL_SECONDS = 0.05
@@ -63,15 +64,15 @@ class Budget:
         wall = limits.call_wall_seconds
         return cls(name, limits.call_seconds, wall,
                    f"{name} used more than {limits.call_seconds:g} s of CPU time in one call",
-                   f"{name} did not return within {wall:g} s of wall-clock time while using little CPU "
-                   "(is it waiting for input or sleeping?)")
+                   f"{name} did not return: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
+                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?")
 
     @classmethod
     def imports(cls, limits: Limits) -> Budget:
         what, wall = "importing granularGas.py", limits.import_wall_seconds
         return cls(what, limits.import_seconds, wall, f"{what} used more than {limits.import_seconds:g} s of CPU time",
-                   f"{what} did not finish within {wall:g} s of wall-clock time while using little CPU "
-                   "(is it waiting for input or sleeping?)")
+                   f"{what} did not finish: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
+                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?")
 
     @classmethod
     def boot(cls, seconds: float) -> Budget:
@@ -174,6 +175,7 @@ class Channel:
         started = time.monotonic()
         meter = CpuMeter(self._tree)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
+        self._samples: collections.deque[tuple[float, float]] = collections.deque()
         pending = memoryview(payload)
         next_check = started + POLL_SECONDS
         with selectors.DefaultSelector() as selector:
@@ -264,7 +266,17 @@ class Channel:
         self._measure(meter)
         if self.cpu_used > budget.cpu_seconds:
             raise CallTimeout(budget.cpu_message)
-        if time.monotonic() - started > budget.wall_seconds:
+        now = time.monotonic()
+        if now - started > budget.wall_seconds:
+            raise CallTimeout(budget.wall_message)
+        # (wall time, CPU used) samples of the last IDLE_SECONDS: a call past its
+        # CPU limit in wall time that hardly computes in that window is waiting.
+        self._samples.append((now, self.cpu_used))
+        while self._samples and self._samples[0][0] < now - IDLE_SECONDS:
+            self._samples.popleft()
+        oldest, cpu_then = self._samples[0]
+        if (now - started > budget.cpu_seconds + IDLE_SECONDS and now - oldest >= IDLE_SECONDS * 0.9
+                and self.cpu_used - cpu_then < IDLE_CPU_FRACTION * (now - oldest)):
             raise CallTimeout(budget.wall_message)
 
     def _last_words(self, request_id: int, n_args: int | None, budget: Budget) -> wire.Reply:

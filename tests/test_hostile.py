@@ -97,17 +97,18 @@ def test_hang_or_exit_at_import_scores_zero_with_a_clear_status(tmp_path, code, 
 
 
 @pytest.mark.parametrize("code, statuses, fragments", [
-    ("while True:\n    pass", ["timeout: contact_solve_wall"], ["did not return within 2 s"]),
-    ("time.sleep(3600)", ["timeout: contact_solve_wall"], ["did not return within 2 s"]),
+    ("while True:\n    pass", ["timeout: contact_solve_wall"], ["used more than 2 s of CPU time"]),
+    ("time.sleep(3600)", ["timeout: contact_solve_wall"], ["stopped computing"]),
     ("np.ones(10**11)", ["graded"], ["MemoryError"]),
     # Filling 2 GiB may take longer than a call may: either way it is stopped.
     ("hog = []\nwhile True:\n    hog.append(bytearray(10**8))", ["graded", "timeout: contact_solve_wall"],
-     ["MemoryError", "did not return within"]),
+     ["MemoryError", "used more than 2 s of CPU time"]),
 ])
 def test_hang_or_memory_bomb_costs_that_function_only(tmp_path, code, statuses, fragments):
     report = grade(hostile(tmp_path, in_wall=code), limits=FAST)
     lost_only(report, "contact_solve_wall")
-    assert report.status in statuses
+    # update calls the submission's own contact_solve_wall: it may hang or crash with it.
+    assert report.status.replace(", update", "") in statuses, report.status
     messages = [r.message for r in report.results if r.prop.item == "contact_solve_wall"]
     assert any(fragment in m for m in messages for fragment in fragments), messages
 

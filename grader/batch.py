@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from grader import errors, isolation, oracle, signing, spec, summary
+from grader import errors, oracle, signing, spec, summary
 from grader.batch_worker import FAULT, TOO_WEAK, Job, Staging, WorkerReply, cleanup_stale, options_from_json
 from grader.limits import SUBMISSION_SECONDS, Limits
 from grader.runner import GradeOptions
@@ -124,16 +124,8 @@ def check_isolation(options: Options) -> None:
     """Refuse, before grading anyone, hidden tests the sandbox cannot keep secret: the runner's own rule."""
     from grader import runner
 
-    rule = getattr(runner, "check_isolation", None)
     grading = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation)
-    if rule is not None:
-        rule(grading, _hidden_run(options))
-        return
-    # A runner without the rule (older): namespaces are the strong isolation.
-    if _hidden_run(options) and not options.allow_weak_isolation and not (
-            options.limits.namespaces and isolation.namespaces_available()):
-        raise errors.IsolationTooWeak("the hidden tests must stay secret, but Linux namespaces are not available: "
-                                      "allow them, or pass --allow-weak-isolation to run them anyway")
+    runner.check_isolation(grading, _hidden_run(options))
 
 
 def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample, Unsatisfiable
+from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
 from grader import helper_audit, isolation, oracle, rubric, spec
 from grader import sandbox as sandboxes
@@ -217,16 +217,22 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     """
     session = Session(sandbox)
     tally = _Tally()
+    stopped: list[_Stopped] = []
 
     def fails(case: Any) -> bool:
+        if stopped:
+            # The child timed out or died: no more calls. Every example now
+            # "fails", so Hypothesis ends at once (raising out of find would
+            # make it replay the case and call the results inconsistent).
+            return True
         session.new_case()
         try:
             prop.check(session, case)
         except Discard:
             return False
         except (CallTimeout, ChildDied, ProtocolViolation) as exc:
-            # The child is gone: shrinking would restart it for every try.
-            raise _Stopped(exc, session.trace) from None
+            stopped.append(_Stopped(exc, list(session.trace)))
+            return True
         except (PropertyFailed, SubmissionError):
             spoiled = _set_aside(session, prop, suspects)
             if spoiled is None:
@@ -238,11 +244,15 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
 
     try:
         smallest = find(prop.strategy, fails, settings=hypothesis_settings(prop.examples))
-    except _Stopped as stop:
-        kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
-        return kind, str(stop.error), snippet(stop.trace[-1:])
     except (NoSuchExample, Unsatisfiable):
         return _verdict_without_failure(prop, tally)
+    except Flaky:
+        return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
+                        "(does the function keep state between calls, or use randomness?)"), ""
+    if stopped:
+        stop = stopped[0]
+        kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
+        return kind, str(stop.error), snippet(stop.trace[-1:])
     session.new_case()
     try:
         prop.check(session, smallest)

@@ -11,9 +11,9 @@ wall-clock backstop.
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import os
-import collections
 import selectors
 import signal
 import subprocess

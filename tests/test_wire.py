@@ -157,7 +157,7 @@ def test_an_answer_with_helper_calls():
     {"helper_calls": [{"name": "update", "args": "x"}]},
     {"helper_calls": [{"name": "update", "args": [], "kwargs": []}]},
     {"helper_calls": [{"name": "update", "args": [], "raised": 3}]},
-    {"helper_calls": [{"name": "update", "args": []}] * (calls.HELPER_CALLS_KEPT + 1)},
+    {"helper_calls": [{"name": "update", "args": []}] * (calls.AUDIT_CALLS_KEPT + 1)},
     {"helper_calls": [{"name": "update", "args": []}], "helper_calls_total": 0},
     {"helper_calls_total": -1},
     {"helper_calls": {}},

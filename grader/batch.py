@@ -138,7 +138,11 @@ def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:
     if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise BatchError(f"--out {out} is not empty and was not written by a batch; give a new folder so "
                          "nothing is overwritten")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BatchError(f"--out {out}: the folder cannot be created ({exc.strerror}); give a folder path "
+                         "whose parents are folders you may write") from None
     folder = signing.OutputFolder(out)
     folder.write((MARKER,), b"written by python -m grader batch\n")
     return folder

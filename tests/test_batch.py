@@ -484,6 +484,12 @@ def test_output_folder_is_never_one_that_holds_other_data(tmp_path):
                            str(tmp_path / "out"), "--jobs", "0"], capture_output=True, text=True, timeout=120,
                           cwd=REPO)
     assert done.returncode == 2 and "--jobs 0" in done.stderr
+    (tmp_path / "notes.txt").write_text("precious")
+    for bad in (tmp_path / "notes.txt", tmp_path / "notes.txt" / "sub"):
+        done = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "subs"), "--out", str(bad)],
+                              capture_output=True, text=True, timeout=120, cwd=REPO)
+        assert done.returncode == 2 and f"--out {bad}" in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "precious"
 
 
 def test_an_interrupted_batch_keeps_every_finished_grade(tmp_path):

@@ -7,7 +7,7 @@ single-bug mutations, the five sample submissions of examples/ and hostile
 ones (hangs at import and in a function, a fork bomb, a memory bomb, an
 output flood, os._exit, killing its parent, the network, an unpickling bomb,
 a float that equals anything): 41 files, each graded from scratch (--force),
-each by a worker process of its own (python -m grader.batch_worker).
+each by a worker process of its own (python -m grader.commands.batch.worker).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader import batch  # noqa: E402
-from grader.submissions import scan  # noqa: E402
+from grader.commands.batch.submissions import scan  # noqa: E402
 from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate  # noqa: E402
 from tests.test_hostile import hostile  # noqa: E402
 

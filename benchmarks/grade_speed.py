@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.runner import grade  # noqa: E402
+from grader.grading.runner import grade  # noqa: E402
 from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED  # noqa: E402
 
 

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader import animation  # noqa: E402
-from grader.sandbox import Sandbox  # noqa: E402
-from grader.trajectories import compare, record, reference_step, sandbox_step  # noqa: E402
+from grader.animation.trajectories import compare, record, reference_step, sandbox_step  # noqa: E402
+from grader.sandbox.client import Sandbox  # noqa: E402
 
 STUDENT = ROOT / "examples" / "submissions" / "ada" / "granularGas.py"
 

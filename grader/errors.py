@@ -4,7 +4,7 @@
 ``granular-grade: <message>`` with exit code 2. A message names the argument,
 the value and the fix. Errors that describe the *submission* (it raised, hung,
 died) are not here: they are results, reported in the student's feedback (see
-:mod:`grader.sandbox`). A fault of the grader or of its sandbox is a
+:mod:`grader.sandbox.client`). A fault of the grader or of its sandbox is a
 :class:`SandboxFault`: it is never turned into a student's 0.
 """
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference import validation as check
+from reference import validation as validate
 from reference.contacts import grain_contact_times, grain_impulse, wall_contact_times, wall_impulse
 from reference.conventions import NO_CONTACT
 from reference.events import advance, earliest_contact
@@ -20,47 +20,47 @@ from reference.events import advance, earliest_contact
 
 def contact_time_grains(x1, x2, v1, v2, R1, R2) -> float:
     """Time until grains 1 and 2 touch; NO_CONTACT if never or already overlapping."""
-    x1, x2 = check.float_array("x1", x1, (2,)), check.float_array("x2", x2, (2,))
-    v1, v2 = check.float_array("v1", v1, (2,)), check.float_array("v2", v2, (2,))
-    reach = check.positive("R1", R1) + check.positive("R2", R2)
+    x1, x2 = validate.float_array("x1", x1, (2,)), validate.float_array("x2", x2, (2,))
+    v1, v2 = validate.float_array("v1", v1, (2,)), validate.float_array("v2", v2, (2,))
+    reach = validate.positive("R1", R1) + validate.positive("R2", R2)
     return float(grain_contact_times(x1 - x2, v1 - v2, reach))
 
 
 def contact_time_walls(w, x1, v1, R1) -> float:
     """Time until grain 1 touches the line through w[0] and w[1]; NO_CONTACT if never."""
-    wall = check.walls("w", w, many=False)
-    x1, v1 = check.float_array("x1", x1, (2,)), check.float_array("v1", v1, (2,))
-    return float(wall_contact_times(wall, x1, v1, check.positive("R1", R1)))
+    wall = validate.walls("w", w, many=False)
+    x1, v1 = validate.float_array("x1", x1, (2,)), validate.float_array("v1", v1, (2,))
+    return float(wall_contact_times(wall, x1, v1, validate.positive("R1", R1)))
 
 
 def minimum_contact_time(x, v, R, w, indexOld) -> tuple[float, np.ndarray]:
     """Earliest contact other than indexOld: (tc, index), index as in the spec."""
-    x = check.float_array("x", x, (None, 2))
+    x = validate.float_array("x", x, (None, 2))
     n = len(x)
-    v = check.float_array("v", v, (n, 2))
-    R = check.positive("R", R, (n,))
-    w = check.walls("w", w, many=True)
-    old = check.index_pair("indexOld", indexOld, n, len(w))
+    v = validate.float_array("v", v, (n, 2))
+    R = validate.positive("R", R, (n,))
+    w = validate.walls("w", w, many=True)
+    old = validate.index_pair("indexOld", indexOld, n, len(w))
     tc, index = earliest_contact(x, v, R, w, old)
     return tc, np.array(index, dtype=int)
 
 
 def contact_solve_wall(wall, x1, v1, r) -> np.ndarray:
     """Velocity increment dv1, shape (2,), of a grain bouncing on ``wall``."""
-    wall = check.walls("wall", wall, many=False)
-    check.float_array("x1", x1, (2,))
-    v1 = check.float_array("v1", v1, (2,))
-    return wall_impulse(wall, v1, check.restitution("r", r))
+    wall = validate.walls("wall", wall, many=False)
+    validate.float_array("x1", x1, (2,))
+    v1 = validate.float_array("v1", v1, (2,))
+    return wall_impulse(wall, v1, validate.restitution("r", r))
 
 
 def contact_solve_grains(x1, x2, v1, v2, m1, m2, r) -> tuple[np.ndarray, np.ndarray]:
     """Velocity increments (dv1, dv2), each shape (2,), of two colliding grains."""
-    x1, x2 = check.float_array("x1", x1, (2,)), check.float_array("x2", x2, (2,))
+    x1, x2 = validate.float_array("x1", x1, (2,)), validate.float_array("x2", x2, (2,))
     if np.all(x1 == x2):
-        raise check.InvalidArgument(f"x1 and x2 are the same point {x1.tolist()}: the contact normal is undefined")
-    v1, v2 = check.float_array("v1", v1, (2,)), check.float_array("v2", v2, (2,))
-    m1, m2 = check.positive("m1", m1), check.positive("m2", m2)
-    return grain_impulse(x1 - x2, v1 - v2, m1, m2, check.restitution("r", r))
+        raise validate.InvalidArgument(f"x1 and x2 are the same point {x1.tolist()}: the contact normal is undefined")
+    v1, v2 = validate.float_array("v1", v1, (2,)), validate.float_array("v2", v2, (2,))
+    m1, m2 = validate.positive("m1", m1), validate.positive("m2", m2)
+    return grain_impulse(x1 - x2, v1 - v2, m1, m2, validate.restitution("r", r))
 
 
 def update(x, v, R, m, w, indexOld, r, dt, t) -> float:
@@ -70,18 +70,18 @@ def update(x, v, R, m, w, indexOld, r, dt, t) -> float:
     of contacts fits in one dt. Raises InelasticCollapseError when contacts
     pile up without end.
     """
-    xa = check.mutable_float_array("x", x, (None, 2))
+    xa = validate.mutable_float_array("x", x, (None, 2))
     n = len(xa)
-    va = check.mutable_float_array("v", v, (n, 2))
-    R = check.positive("R", R, (n,))
-    m = check.positive("m", m, (n,))
-    w = check.walls("w", w, many=True)
-    old = check.index_pair("indexOld", indexOld, n, len(w))
-    r = check.restitution("r", r)
-    dt = float(check.float_array("dt", dt, ()))
+    va = validate.mutable_float_array("v", v, (n, 2))
+    R = validate.positive("R", R, (n,))
+    m = validate.positive("m", m, (n,))
+    w = validate.walls("w", w, many=True)
+    old = validate.index_pair("indexOld", indexOld, n, len(w))
+    r = validate.restitution("r", r)
+    dt = float(validate.float_array("dt", dt, ()))
     if dt < 0:
-        raise check.InvalidArgument(f"dt must be >= 0; got {dt!r}")
-    t = float(check.float_array("t", t, ()))
+        raise validate.InvalidArgument(f"dt must be >= 0; got {dt!r}")
+    t = float(validate.float_array("t", t, ()))
     result = advance(xa, va, R, m, w, old, r, dt, t)
     x[...] = result.x
     v[...] = result.v

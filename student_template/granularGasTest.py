@@ -99,7 +99,7 @@ def main(argv=None):
         matplotlib.use("Agg")
     if not args.simple:
         try:
-            from grader import animation as grader_view
+            from grader.animation import render as grader_view
         except ImportError:
             grader_view = None
         if grader_view is not None:

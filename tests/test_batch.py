@@ -22,12 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, errors, isolation, signing
-from grader.batch_worker import WorkerRequest, options_from_json, options_to_json
-from grader.limits import Limits
-from grader.runner import GradeOptions
+from grader import errors
+from grader.commands.batch import pool as batch
+from grader.commands.batch import signing
+from grader.commands.batch.submissions import MAX_BYTES, DiscoveryError, Submission, discover, safe_name, scan, shown
+from grader.commands.batch.worker import WorkerRequest, options_from_json, options_to_json
+from grader.grading.runner import GradeOptions
+from grader.sandbox import isolation
 from grader.spec import ITEM_NAMES
-from grader.submissions import MAX_BYTES, DiscoveryError, Submission, discover, safe_name, scan, shown
+from grader.spec.limits import Limits
 
 from .test_grader_corpus import BUGS, TEXTBOOK, mutate
 from .test_hostile import FAST, needs_namespaces, processes_matching
@@ -152,7 +155,7 @@ def test_a_file_the_grader_cannot_read_costs_its_student_only():
         (folder / "secret.py").write_text(TINY)
         (folder / "secret.py").chmod(0)
         # Everything imported first: the interpreter's own files may be closed to that uid.
-        script = ("import os, sys; from pathlib import Path; from grader.submissions import discover; "
+        script = ("import os, sys; from pathlib import Path; from grader.commands.batch.submissions import discover; "
                   "os.setgid(65534); os.setuid(65534); "
                   "print({s.student: s.problem for s in discover(Path(sys.argv[1]))})")
         done = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True,
@@ -332,7 +335,8 @@ def test_a_sandbox_fault_is_the_graders_error_never_a_zero(tmp_path):
     (hook / "sitecustomize.py").write_text(textwrap.dedent("""
         import os
         if os.environ.get("GRANULAR_TEST_FAULT"):
-            from grader import errors, runner
+            from grader import errors
+            from grader.grading import runner
             def grade_file(path, options=None):
                 raise errors.SandboxFault("bwrap: cannot start the sandbox (test)")
             runner.grade_file = grade_file
@@ -350,8 +354,9 @@ def test_a_sandbox_fault_is_the_graders_error_never_a_zero(tmp_path):
 
 
 def batch_script(subs: Path, out: Path) -> list[str]:
-    code = ("import sys; from pathlib import Path; from grader import batch; from grader.submissions import scan; "
-            "from grader.limits import Limits; subs, out = Path(sys.argv[1]), Path(sys.argv[2]); "
+    code = ("import sys; from pathlib import Path; from grader.commands.batch import pool as batch; "
+            "from grader.commands.batch.submissions import scan; "
+            "from grader.spec.limits import Limits; subs, out = Path(sys.argv[1]), Path(sys.argv[2]); "
             "found = scan(subs, exclude=(out,)); "
             "outcomes = batch.run(list(found.submissions), subs, out, batch.Options(jobs=1, hidden=False, "
             "limits=Limits(call_seconds=2.0, import_seconds=4.0), animations=False)); "
@@ -385,8 +390,9 @@ def test_a_killed_worker_or_batch_leaves_nothing_behind_and_is_graded_next_time(
         # 1. The worker is killed: its student is a grader error, its sandbox and processes are gone.
         process = subprocess.Popen(batch_script(subs, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, cwd=REPO, env=env)
-        wait_for(lambda: processes_matching(marker))
-        (worker,) = children(process.pid, "grader.batch_worker")
+        wait_for(lambda: processes_matching(marker) or process.poll() is not None)
+        assert process.poll() is None, process.communicate()[1]
+        (worker,) = children(process.pid, "grader.commands.batch.worker")
         os.kill(worker, signal.SIGKILL)
         stdout, stderr = process.communicate(timeout=120)
         assert process.returncode == 0, stderr
@@ -397,7 +403,7 @@ def test_a_killed_worker_or_batch_leaves_nothing_behind_and_is_graded_next_time(
         process = subprocess.Popen(batch_script(subs, out), cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         wait_for(lambda: processes_matching(marker))
-        (worker,) = children(process.pid, "grader.batch_worker")
+        (worker,) = children(process.pid, "grader.commands.batch.worker")
         process.kill()
         process.wait()
         wait_for(lambda: not processes_matching(marker) and not Path(f"/proc/{worker}").exists(), 20)
@@ -501,8 +507,8 @@ def test_an_interrupted_batch_keeps_every_finished_grade(tmp_path):
             "--import-timeout", "2"]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     wait_for(lambda: (student_files(out, "a") / signing.SIGNATURE).exists(), 180)
-    wait_for(lambda: children(process.pid, "grader.batch_worker"), 60)
-    (worker,) = children(process.pid, "grader.batch_worker")
+    wait_for(lambda: children(process.pid, "grader.commands.batch.worker"), 60)
+    (worker,) = children(process.pid, "grader.commands.batch.worker")
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr

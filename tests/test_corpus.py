@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from grader import spec
-from grader.runner import GradeReport, grade_file
+from grader.grading.runner import GradeReport, grade_file
 
 from .conftest import corpus_params
 

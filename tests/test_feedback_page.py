@@ -2,7 +2,7 @@
 
 Chromium is Debian's ``chromium`` package (.ci/run installs it when missing).
 The page's table header and the animation's frame have colours of their own
-(grader/feedback.py), looked for on the screenshot.
+(grader/reports/feedback.py), looked for on the screenshot.
 """
 
 import shutil

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.limits import Limits
-from grader.runner import grade
+from grader.grading.runner import grade
 from grader.spec import FUNCTION_NAMES, ITEM_NAMES
+from grader.spec.limits import Limits
 
 from .conftest import corpus_params
 
@@ -197,7 +197,7 @@ def test_malformed_rubric_is_refused_clearly(tmp_path, text, fragment):
 
 
 def test_rubric_changes_the_points(tmp_path):
-    from grader import rubric
+    from grader.spec import rubric
 
     (tmp_path / "rubric.toml").write_text("[points]\ncontact_solve_grains = 40\n")
     points = rubric.load(tmp_path / "rubric.toml")
@@ -214,7 +214,7 @@ def test_draws_do_not_depend_on_the_modules_loaded(tmp_path):
     (extra / "many_constants.py").write_text("VALUES = [" + ", ".join(f"{k / 7:.17g}" for k in range(1, 400))
                                              + ", 0.0615234375, -16.29795807948159, 1e-300, 3.5e12]\n")
     program = ("import sys, json\n"
-               "from grader.runner import grade\n"
+               "from grader.grading.runner import grade\n"
                "if sys.argv[2] == 'extra':\n"
                f"    sys.path.insert(0, {str(extra)!r})\n"
                "    import many_constants\n"

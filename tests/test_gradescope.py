@@ -18,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import course_config, gradescope, rubric
-from grader.limits import Limits
+from grader.commands.courses import gradescope
+from grader.commands.courses import settings as course_settings
+from grader.spec import rubric
+from grader.spec.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
-SECRETS = ("reference/granularGas.py", "grader/tests_hidden.py")
+SECRETS = ("reference/granularGas.py", "grader/properties/hidden.py")
 #: A uid of nobody's, to try the secret files as the sandbox's uid would.
 STRANGER = 200_777
 STUB = "def contact_time_walls(w, x1, v1, R1):\n    return 1.0\n"
@@ -31,7 +33,7 @@ STUB = "def contact_time_walls(w, x1, v1, R1):\n    return 1.0\n"
 @pytest.fixture(scope="module")
 def settings():
     points = dict(rubric.default_points(), update=40.0)  # 120 in all: shows the bundle's rubric is used
-    return course_config.GradingSettings(points, replace(Limits(), import_seconds=2.0), False, "after_published")
+    return course_settings.GradingSettings(points, replace(Limits(), import_seconds=2.0), False, "after_published")
 
 
 @pytest.fixture(scope="module")
@@ -104,10 +106,10 @@ def test_bundle_has_what_gradescope_needs(bundle, settings, tmp_path):
     with zipfile.ZipFile(bundle) as z:
         names = set(z.namelist())
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
-        z.extract(course_config.SETTINGS_FILE, tmp_path)
-    assert {"setup.sh", "run_autograder", "requirements.txt", "grader/runner.py", *SECRETS} <= names
+        z.extract(course_settings.SETTINGS_FILE, tmp_path)
+    assert {"setup.sh", "run_autograder", "requirements.txt", "grader/grading/runner.py", *SECRETS} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
-    assert course_config.load(tmp_path / course_config.SETTINGS_FILE) == settings
+    assert course_settings.load(tmp_path / course_settings.SETTINGS_FILE) == settings
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs as root; the sandbox's own uid needs root")
@@ -167,7 +169,7 @@ def test_a_missing_file_gets_zero_and_says_what_to_upload(root, bundle):
 def test_a_grader_fault_writes_no_results_instead_of_a_zero(root, bundle):
     env = install(root, bundle)
     broken = "[points]\nupdate = 20\n[limits]\ncall_seconds = -1\n"
-    (root / "source" / course_config.SETTINGS_FILE).write_text(broken)
+    (root / "source" / course_settings.SETTINGS_FILE).write_text(broken)
     (root / "submission").mkdir()
     (root / "submission" / "granularGas.py").write_text(STUB)
     shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
@@ -187,13 +189,13 @@ def test_bad_bundle_options_are_refused(tmp_path):
 
 
 def test_settings_are_read_back_and_checked(tmp_path):
-    settings = course_config.GradingSettings(dict(rubric.default_points(), c12_row=3.0),
+    settings = course_settings.GradingSettings(dict(rubric.default_points(), c12_row=3.0),
                                              replace(Limits(), call_seconds=2.5, processes=4), True, "hidden")
-    path = tmp_path / course_config.SETTINGS_FILE
-    path.write_text(course_config.to_toml(settings))
-    assert course_config.load(path) == settings
+    path = tmp_path / course_settings.SETTINGS_FILE
+    path.write_text(course_settings.to_toml(settings))
+    assert course_settings.load(path) == settings
     for bad, named in (("[limits]\nwall = 3\n", "wall"), ("[limits]\nprocesses = 2.5\n", "processes"),
                        ("[grading]\nhidden_visibility = 'soon'\n", "soon")):
         path.write_text("[points]\nupdate = 20\n" + bad)
-        with pytest.raises(course_config.SettingsError, match=named):
-            course_config.load(path)
+        with pytest.raises(course_settings.SettingsError, match=named):
+            course_settings.load(path)

@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader import helper_audit, wire
-from grader.calls import HelperCall, Returned
-from grader.runner import PASSED, SET_ASIDE, _Tally, _verdict_without_failure
-from grader.snippets import snippet
+from grader.grading import audit
+from grader.grading.runner import PASSED, SET_ASIDE, _Tally, _verdict_without_failure
+from grader.grading.snippets import snippet
+from grader.sandbox import wire
+from grader.sandbox.calls import HelperCall, Returned
 
 X1, X2, V1, V2 = np.array([0.0, 0.0]), np.array([3.0, 0.0]), np.array([1.0, 0.0]), np.array([0.0, 0.0])
 #: Radii 1 and 1, centres 3 apart, closing at speed 1: they touch (2 apart) after 1.
@@ -64,13 +65,13 @@ def test_the_true_contact_time_of_the_case():
 
 def test_a_wrong_helper_confirmed_by_its_replay_spoils_the_case():
     replayer = FakeReplayer(5.0)
-    spoiled = helper_audit.audit(replayer, "minimum_contact_time", REQUEST, returned_with(ctg_call(5.0)), SUSPECTS)
+    spoiled = audit.audit(replayer, "minimum_contact_time", REQUEST, returned_with(ctg_call(5.0)), SUSPECTS)
     assert spoiled is not None and spoiled.helper == "contact_time_grains" and replayer.calls == 1
     assert "fix contact_time_grains first" in spoiled.message() and "5.0" in spoiled.got
 
 
 def test_keyword_calls_are_audited_like_positional_ones():
-    spoiled = helper_audit.audit(FakeReplayer(5.0), "minimum_contact_time", REQUEST,
+    spoiled = audit.audit(FakeReplayer(5.0), "minimum_contact_time", REQUEST,
                                  returned_with(ctg_call(5.0, keywords=True)), SUSPECTS)
     assert spoiled is not None
 
@@ -78,7 +79,7 @@ def test_keyword_calls_are_audited_like_positional_ones():
 def test_a_record_the_replay_does_not_confirm_is_a_lie_and_changes_nothing():
     # The record claims 5.0, the helper really answers 1.0 (correct): the caller's failure stands.
     replayer = FakeReplayer(TRUE_TIME)
-    assert helper_audit.audit(replayer, "minimum_contact_time", REQUEST, returned_with(ctg_call(5.0)),
+    assert audit.audit(replayer, "minimum_contact_time", REQUEST, returned_with(ctg_call(5.0)),
                               SUSPECTS) is None
     assert replayer.calls == 1
 
@@ -86,59 +87,59 @@ def test_a_record_the_replay_does_not_confirm_is_a_lie_and_changes_nothing():
 def test_right_answers_are_replayed_once_per_helper_to_see_their_arguments_unchanged():
     replayer = FakeReplayer(TRUE_TIME)
     records = returned_with(ctg_call(TRUE_TIME), ctg_call(TRUE_TIME), ctg_call(TRUE_TIME))
-    assert helper_audit.audit(replayer, "minimum_contact_time", REQUEST, records, SUSPECTS) is None
+    assert audit.audit(replayer, "minimum_contact_time", REQUEST, records, SUSPECTS) is None
     assert replayer.calls == 1
 
 
 def test_a_right_answer_that_modifies_its_arguments_spoils_the_case():
-    spoiled = helper_audit.audit(FakeReplayer(TRUE_TIME, modifies=True), "update", REQUEST,
+    spoiled = audit.audit(FakeReplayer(TRUE_TIME, modifies=True), "update", REQUEST,
                                  returned_with(ctg_call(TRUE_TIME)), SUSPECTS)
     assert spoiled is not None and spoiled.helper == "contact_time_grains" and "x2 changed" in spoiled.got  # x1 is zero: unchanged by the fake
 
 
 def test_a_helper_that_passed_its_own_tests_is_never_blamed():
-    assert helper_audit.audit(FakeReplayer(5.0), "minimum_contact_time", REQUEST, returned_with(ctg_call(5.0)),
+    assert audit.audit(FakeReplayer(5.0), "minimum_contact_time", REQUEST, returned_with(ctg_call(5.0)),
                               frozenset()) is None
 
 
 def test_arguments_larger_than_the_case_are_never_given_to_the_reference():
     small_request = (np.zeros(2), np.zeros(2))  # 4 numbers; the recorded call has 10
-    assert helper_audit.audit(FakeReplayer(5.0), "update", small_request, returned_with(ctg_call(5.0)),
+    assert audit.audit(FakeReplayer(5.0), "update", small_request, returned_with(ctg_call(5.0)),
                               SUSPECTS) is None
 
 
 def test_update_is_never_audited_as_a_helper():
     call = HelperCall("update", tuple(numeric(a) for a in REQUEST), {}, None)
-    assert helper_audit.positional(call) is None or "update" not in helper_audit.AUDITED
+    assert audit.positional(call) is None or "update" not in audit.AUDITED
 
 
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
 def test_non_finite_recorded_arguments_are_skipped(bad):
     call = HelperCall("contact_time_grains", (numeric([bad, 0.0]),) + ctg_call(5.0).args[1:], {}, numeric(5.0))
-    assert helper_audit.positional(call) is None
+    assert audit.positional(call) is None
 
 
 def test_unknown_keywords_make_a_record_unusable():
     call = HelperCall("contact_time_grains", ctg_call(5.0).args[:5], {"radius": numeric(1.0)}, numeric(5.0))
-    assert helper_audit.positional(call) is None
+    assert audit.positional(call) is None
 
 
 def test_same_value_compares_numbers_not_objects():
     a = wire.Sequence((numeric([1.0, 2.0]), numeric(3.0)), "tuple", 2)
     b = wire.Sequence((numeric([1.0, 2.0]), numeric(3.0)), "tuple", 2)
     c = wire.Sequence((numeric([1.0, 2.0]), numeric(3.5)), "tuple", 2)
-    assert helper_audit.same_value(a, b) and not helper_audit.same_value(a, c)
-    assert helper_audit.same_value(numeric(np.nan), numeric(np.nan))
+    assert audit.same_value(a, b) and not audit.same_value(a, c)
+    assert audit.same_value(numeric(np.nan), numeric(np.nan))
 
 
 def test_ill_conditioned_reference_answers_blame_nobody():
     # Grazing contact: the reference's time jumps when the inputs are nudged.
     grazing = (np.array([0.0, 0.0]), np.array([3.0, 2.0]), np.array([1.0, 0.0]), np.zeros(2), 1.0, 1.0)
-    assert helper_audit.reference_answer("contact_time_grains", grazing) is None
+    assert audit.reference_answer("contact_time_grains", grazing) is None
 
 
 def test_a_property_whose_cases_were_mostly_set_aside_earns_nothing():
-    spoiled = helper_audit.Spoiled("update", "minimum_contact_time", (), "1.0", "2.0")
+    spoiled = audit.Spoiled("update", "minimum_contact_time", (), "1.0", "2.0")
     outcome, message, _ = _verdict_without_failure(None, _Tally(passed=1, spoiled=[spoiled, spoiled]))
     assert outcome == SET_ASIDE and "2 of 3 cases set aside" in message and "fix minimum_contact_time" in message
     assert _verdict_without_failure(None, _Tally(passed=3, spoiled=[spoiled]))[0] == PASSED

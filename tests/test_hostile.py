@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import isolation, oracle
 from grader.errors import IsolationTooWeak, SandboxFault
-from grader.limits import OUTPUT_CAP, Limits
-from grader.runner import GradeOptions, GradeReport, grade_file
-from grader.sandbox import Sandbox
+from grader.grading.runner import GradeOptions, GradeReport, grade_file
+from grader.properties import oracle
+from grader.sandbox import isolation
+from grader.sandbox.client import Sandbox
 from grader.spec import FUNCTION_NAMES
+from grader.spec.limits import OUTPUT_CAP, Limits
 
 from .test_grader_corpus import TEXTBOOK
 

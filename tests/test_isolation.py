@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import isolation, isolation_host, isolation_tree
-from grader.limits import Limits
+from grader.sandbox import allow_list, host, isolation
+from grader.spec.limits import Limits
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 ROOT = os.geteuid() == 0
@@ -44,7 +44,7 @@ def _reference_dir() -> Path:
 
 
 SECRETS = [CHECKOUT, CHECKOUT / ".git" / "HEAD", CHECKOUT / "examples", CHECKOUT / "tests" / "submissions",
-           CHECKOUT / "grader" / "tests_hidden.py", _reference_dir() / "__init__.py"]
+           CHECKOUT / "grader" / "properties" / "hidden.py", _reference_dir() / "__init__.py"]
 
 
 def _bwrap_ok() -> bool:
@@ -63,7 +63,7 @@ def readable_python() -> tuple[Path, tuple[Path, ...]]:
     Here the interpreter lives under /root (0700): without namespaces a uid of its own could not even start
     it, and the grader refuses to run (tested below). On Gradescope or a TA's machine it is readable.
     """
-    prefix, tops = isolation_tree.host_prefix(), isolation_tree.package_tops()
+    prefix, tops = allow_list.host_prefix(), allow_list.package_tops()
     if not all(t.parent == tops[0].parent and t.is_relative_to(prefix) for t in tops):
         pytest.skip("the packages are not all in the interpreter's site-packages")
     base = Path(tempfile.mkdtemp(prefix="granular-test-python-"))
@@ -81,7 +81,7 @@ def readable_python() -> tuple[Path, tuple[Path, ...]]:
 
 
 def _clear_caches() -> None:
-    for f in (isolation._mode, isolation._probe, isolation_host.interpreter_usable, isolation_tree.box_tree):
+    for f in (isolation._mode, isolation._probe, host.interpreter_usable, allow_list.box_tree):
         f.cache_clear()
 
 
@@ -94,8 +94,8 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
         if not ROOT:
             pytest.skip("without namespaces, a uid of its own needs root")
         prefix, tops = request.getfixturevalue("readable_python")
-        monkeypatch.setattr(isolation_tree, "host_prefix", lambda: prefix)
-        monkeypatch.setattr(isolation_tree, "package_tops", lambda: tops)
+        monkeypatch.setattr(allow_list, "host_prefix", lambda: prefix)
+        monkeypatch.setattr(allow_list, "package_tops", lambda: tops)
     _clear_caches()
     yield request.param
     _clear_caches()
@@ -175,7 +175,7 @@ def test_secrets_and_host_files_are_not_readable(tmp_path: Path, mode: str) -> N
 IMPORT_ATTACK = """
 import sys
 sys.path[:0] = sys.argv[1:]
-for name in ("reference", "grader", "grader.tests_hidden"):
+for name in ("reference", "grader", "grader.properties.hidden"):
     try:
         __import__(name)
         print("GOT import", name)
@@ -214,7 +214,7 @@ def test_runs_as_its_own_uid_seen_from_the_host(tmp_path: Path, mode: str) -> No
         while "UIDMAP" not in box.output(1 << 16) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert box.uid is not None and box.uid >= isolation.SANDBOX_UID_BASE
-        seen = isolation_host.processes(box.uid)
+        seen = host.processes(box.uid)
         assert seen, "no process of the box's uid seen from the host"
         for pid in seen:  # from the host: the box's uid, no capabilities, no user namespace mapping it to root
             status = Path(f"/proc/{pid}/status").read_text()
@@ -225,7 +225,7 @@ def test_runs_as_its_own_uid_seen_from_the_host(tmp_path: Path, mode: str) -> No
         assert f"runs as uid {box.uid}, not root" in " ".join(box.probe.protections)
     finally:
         box.close()
-    assert isolation_host.processes(box.uid) == []
+    assert host.processes(box.uid) == []
 
 
 WRITE_ATTACK = """
@@ -315,10 +315,10 @@ def test_double_forked_sleeper_does_not_outlive_the_box(tmp_path: Path, mode: st
         time.sleep(0.05)
     uid = box.uid
     if uid is not None:
-        assert len(isolation_host.processes(uid)) >= 2, "the attack and its sleeper should run before close()"
+        assert len(host.processes(uid)) >= 2, "the attack and its sleeper should run before close()"
     box.close()
     if uid is not None:
-        assert isolation_host.processes(uid) == []
+        assert host.processes(uid) == []
     sleepers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).endswith(box.submission_inside)]
     assert sleepers == []
 
@@ -397,7 +397,7 @@ def test_pass_fds_keep_their_numbers_and_output_is_capped(tmp_path: Path, mode: 
 
 
 def test_no_namespaces_refuses_an_interpreter_it_cannot_run_as_its_uid(tmp_path: Path) -> None:
-    if not ROOT or isolation_host.interpreter_usable(isolation_host.uid_of(63)):
+    if not ROOT or host.interpreter_usable(host.uid_of(63)):
         pytest.skip("needs root and an interpreter that other uids cannot read (here: under /root)")
     (tmp_path / "s.py").write_text("")
     with pytest.raises(isolation.SandboxFault, match="cannot run"):
@@ -408,8 +408,8 @@ def test_no_namespaces_refuses_an_interpreter_it_cannot_run_as_its_uid(tmp_path:
 KEEPER = """
 import sys, time
 from pathlib import Path
-from grader import isolation
-from grader.limits import Limits
+from grader.sandbox import isolation
+from grader.spec.limits import Limits
 box = isolation.Box(Path(sys.argv[1]), Path(sys.argv[1]), Limits())
 print(box.root, flush=True)
 time.sleep(300)
@@ -456,8 +456,8 @@ AS_USER = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from grader import isolation
-from grader.limits import Limits
+from grader.sandbox import isolation
+from grader.spec.limits import Limits
 box = isolation.Box(Path(sys.argv[2]), Path(sys.argv[3]), Limits())
 print("MODE", box.mode.name, box.probe.strong, flush=True)
 proc = box.popen([":".join(box.site_inside), box.submission_inside, *sys.argv[4:]], ())
@@ -479,12 +479,12 @@ def test_a_grader_that_is_not_root_gets_a_user_namespace(readable_python: tuple[
         (folder / "attack.py").write_text(READ_ATTACK + "print(open('/proc/self/status').read().count('Uid'))\n")
         (folder / "child.py").write_text(CHILD)
         (folder / "grader.py").write_text(AS_USER)
-        run = subprocess.run([str(prefix / "bin" / Path(isolation_tree.host_python()).name), "-I",
+        run = subprocess.run([str(prefix / "bin" / Path(allow_list.host_python()).name), "-I",
                               str(folder / "grader.py"), str(CHECKOUT), str(folder / "attack.py"),
                               str(folder / "child.py"), *map(str, SECRETS), "/etc/shadow", "/root"],
                              capture_output=True, text=True, timeout=300, cwd=folder,
                              env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(prefix / "lib")},
-                             preexec_fn=lambda: isolation_host.as_uid(uid))
+                             preexec_fn=lambda: host.as_uid(uid))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if "MODE BWRAP_USER" not in run.stdout:

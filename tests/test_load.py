@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from grader.limits import Limits
-from grader.runner import grade
-from grader.sandbox import Sandbox
+from grader.grading.runner import grade
+from grader.sandbox.client import Sandbox
+from grader.spec.limits import Limits
 
 HERE = Path(__file__).parent / "submissions"
 BURNERS = 4

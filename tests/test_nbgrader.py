@@ -18,8 +18,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import course_config, rubric, spec
-from grader import nbgrader_support as nbs
+from grader import spec
+from grader.commands.courses import nbgrader_course as nbs
+from grader.commands.courses import settings as course_settings
+from grader.spec import rubric
 
 from .test_grader_corpus import VECTORISED
 
@@ -58,9 +60,10 @@ def attack(folder: Path, marker: Path) -> None:
     forged = {"sha256": digest, "results": {"score": 100, "max_score": 100, "tests": [], "extra_data": {
         "status": "graded", "items": {item: [spec.item_points(item)] * 2 for item in spec.ITEM_NAMES}}}}
     (folder / ".granular_grader_results.json").write_text(json.dumps(forged))
-    (folder / "grader").mkdir()
-    (folder / "grader" / "__init__.py").write_text("")
-    (folder / "grader" / "nbgrader_support.py").write_text(
+    (folder / "grader" / "commands" / "courses").mkdir(parents=True)
+    for package in ("grader", "grader/commands", "grader/commands/courses"):
+        (folder / package / "__init__.py").write_text("")
+    (folder / "grader" / "commands" / "courses" / "nbgrader_course.py").write_text(
         "def score(item, points, path=None):\n    return points\n\ndef report(path=None):\n    pass\n")
 
 
@@ -110,7 +113,7 @@ def test_shipped_course_matches_what_the_command_writes():
               for c in shipped.cells if c.metadata.get("nbgrader", {}).get("grade")}
     assert graded == {nbs.grade_id(item): spec.item_points(item) for item in spec.ITEM_NAMES}
     assert (nbs.SHIPPED / "nbgrader_config.py").read_text() == nbs.CONFIG
-    assert course_config.load(nbs.SHIPPED / course_config.SETTINGS_FILE) == course_config.GradingSettings()
+    assert course_settings.load(nbs.SHIPPED / course_settings.SETTINGS_FILE) == course_settings.GradingSettings()
 
 
 def test_added_cells_forged_cache_and_shadow_module_earn_nothing(course, grades):
@@ -147,12 +150,12 @@ def test_feedback_shows_points_and_public_messages_never_hidden_details(course, 
 def test_a_grader_fault_records_no_grade(tmp_path):
     course = nbs.write_course(tmp_path / "course", rubric.default_points())
     nbgrader(course, "generate_assignment", nbs.ASSIGNMENT, "--force")
-    (course / course_config.SETTINGS_FILE).unlink()
+    (course / course_settings.SETTINGS_FILE).unlink()
     folder = course / "submitted" / "sam" / nbs.ASSIGNMENT
     folder.mkdir(parents=True)
     (folder / spec.FILE_NAME).write_text(STUB)
     done = nbgrader(course, "autograde", nbs.ASSIGNMENT, "--force", check=False)
-    assert done.returncode != 0 and course_config.SETTINGS_FILE in done.stdout + done.stderr
+    assert done.returncode != 0 and course_settings.SETTINGS_FILE in done.stdout + done.stderr
     assert not (course / "autograded" / "sam" / nbs.ASSIGNMENT / nbs.NOTEBOOK).exists()
 
 

@@ -4,7 +4,7 @@ the property that should catch it, with a clean, bounded message.
 
 A DirectCaller calls a module's functions in this process, on deep copies of
 the arguments, and hands back what the sandbox would: the result and the
-arguments after the call, through the wire format (sandbox_child.encode,
+arguments after the call, through the wire format (child.encode,
 wire.decode_value).
 """
 
@@ -23,13 +23,19 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from grader import rubric, sandbox_child, spec, tests_contacts, tests_hidden, tests_scenarios, tests_system, wire
-from grader.calls import Returned
-from grader.checks import MESSAGE_CAP, Discard, Property, PropertyFailed
-from grader.scenarios import channel
+from grader import spec
+from grader.properties import contacts as contact_props
+from grader.properties import hidden as hidden_props
+from grader.properties import physics as physics_props
+from grader.properties import system as system_props
+from grader.properties.property import MESSAGE_CAP, Discard, Property, PropertyFailed
+from grader.sandbox import child, wire
+from grader.sandbox.calls import Returned
+from grader.spec import rubric
+from grader.spec.scenarios import channel
 
 try:
-    from grader.sandbox import CallRaised, SubmissionError
+    from grader.sandbox.client import CallRaised, SubmissionError
 except ImportError:  # the sandbox module being rewritten must not stop these tests
     class SubmissionError(Exception):  # type: ignore[no-redef]
         pass
@@ -41,12 +47,12 @@ except ImportError:  # the sandbox module being rewritten must not stop these te
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_FILE = ROOT / "reference" / "granularGas.py"
-PUBLIC = tests_contacts.PROPERTIES + tests_system.PROPERTIES + tests_scenarios.PROPERTIES
-ALL = PUBLIC + tests_hidden.PROPERTIES
+PUBLIC = contact_props.PROPERTIES + system_props.PROPERTIES + physics_props.PROPERTIES
+ALL = PUBLIC + hidden_props.PROPERTIES
 
 
 def wire_value(value: Any) -> Any:
-    return wire.decode_value(sandbox_child.encode(value))
+    return wire.decode_value(child.encode(value))
 
 
 class DirectCaller:
@@ -102,7 +108,7 @@ def first_failure(prop: Property, caller: DirectCaller, shrink: bool = False) ->
 
     def fails(case: Any) -> bool:
         try:
-            prop.check(caller, case)
+            prop.verify(caller, case)
         except (PropertyFailed, SubmissionError):
             return True
         except Discard:
@@ -114,7 +120,7 @@ def first_failure(prop: Property, caller: DirectCaller, shrink: bool = False) ->
     except (NoSuchExample, Unsatisfiable):
         return None
     try:
-        prop.check(caller, case)
+        prop.verify(caller, case)
     except (PropertyFailed, SubmissionError) as exc:
         return str(exc)
     return "not reproducible"
@@ -154,12 +160,12 @@ def test_busy_channel_makes_over_3000_contacts_and_the_reference_ends_where_the_
     module = reference_with()
     module.contact_solve_wall = counting(module.contact_solve_wall)
     module.contact_solve_grains = counting(module.contact_solve_grains)
-    for seed in tests_system.CHANNEL_SEEDS:
-        gas = channel(tests_system.CHANNEL_GRAINS, seed, tests_system.CHANNEL_GAP)
+    for seed in system_props.CHANNEL_SEEDS:
+        gas = channel(system_props.CHANNEL_GRAINS, seed, system_props.CHANNEL_GAP)
         x, v, index = gas.x.copy(), gas.v.copy(), np.array([-1, -1])
         counts["n"] = 0
-        module.update(x, v, gas.R, gas.m, gas.w, index, gas.r, tests_system.CHANNEL_DT, 0.0)
-        xe, ve, gap = tests_system.channel_end_state(gas, tests_system.CHANNEL_DT)
+        module.update(x, v, gas.R, gas.m, gas.w, index, gas.r, system_props.CHANNEL_DT, 0.0)
+        xe, ve, gap = system_props.channel_end_state(gas, system_props.CHANNEL_DT)
         assert counts["n"] >= 3000 > sys.getrecursionlimit()
         assert gap > 1e-4  # no tie at the end: the closed form's velocities are unambiguous
         assert np.allclose(x, xe, rtol=0, atol=1e-9) and np.allclose(v, ve, rtol=0, atol=1e-9)
@@ -330,15 +336,15 @@ def test_properties_need_no_stand_ins_or_sandbox() -> None:
     import dataclasses
 
     assert "isolated" not in {f.name for f in dataclasses.fields(Property)}
-    for module in (tests_contacts, tests_system, tests_scenarios):
+    for module in (contact_props, system_props, physics_props):
         source = Path(module.__file__).read_text()
-        assert "grader.sandbox" not in source and "oracle" not in source and "reference.granularGas" not in source
+        assert "grader.sandbox.client" not in source and "oracle" not in source and "reference.granularGas" not in source
 
 
 # -- messages, numbers and the reference's contact count ---------------------------
 
 def test_fmt_writes_numbers_as_typed_and_bounded() -> None:
-    from grader.checks import VALUE_CAP, fmt
+    from grader.properties.readers import VALUE_CAP, fmt
 
     assert fmt(np.float64(1.5)) == "1.5" and fmt(np.int64(3)) == "3"
     assert fmt(sys.float_info.max) == "sys.float_info.max" and fmt(math.inf) == "inf" and fmt(-0.0) == "-0.0"
@@ -348,7 +354,7 @@ def test_fmt_writes_numbers_as_typed_and_bounded() -> None:
 
 
 def test_fail_caps_its_message() -> None:
-    from grader.checks import fail
+    from grader.properties.property import fail
 
     with pytest.raises(PropertyFailed) as caught:
         fail("x" * 10_000)
@@ -359,14 +365,14 @@ def test_importing_the_suite_leaves_numpy_print_options_alone() -> None:
     import subprocess
 
     code = ("import numpy as np; before = np.get_printoptions(); "
-            "import grader.tests_contacts, grader.tests_system, grader.tests_hidden, grader.tests_scenarios; "
+            "import grader.properties.contacts, grader.properties.system, grader.properties.hidden, grader.properties.physics; "
             "assert np.get_printoptions() == before, np.get_printoptions()")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
 def test_hidden_update_counts_grain_contacts_with_the_reference() -> None:
-    from grader.scenarios import head_on
+    from grader.spec.scenarios import head_on
 
     gas = head_on()  # gap 0.4 closing at speed 1: the grains meet at t = 0.4
-    assert tests_hidden.grain_contacts(gas, 0.3) == 0
-    assert tests_hidden.grain_contacts(gas, 0.5) == 1
+    assert hidden_props.grain_contacts(gas, 0.3) == 0
+    assert hidden_props.grain_contacts(gas, 0.5) == 1

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader import strategies as S
+from grader.properties import strategies as S
 from grader.spec import NO_CONTACT
-from grader.tolerances import DISTANCE_RTOL, TIME_RTOL, VELOCITY_RTOL, close
+from grader.spec.tolerances import DISTANCE_RTOL, TIME_RTOL, VELOCITY_RTOL, close
 from reference import vectorised as ref
 from reference.validation import InvalidArgument
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.scenarios import box_walls, c12_row, random_gas
 from grader.spec import NO_CONTACT, wall_code
-from grader.tolerances import OVERLAP_RTOL, TIME_RTOL, VELOCITY_RTOL, close
+from grader.spec.scenarios import box_walls, c12_row, random_gas
+from grader.spec.tolerances import OVERLAP_RTOL, TIME_RTOL, VELOCITY_RTOL, close
 from reference import vectorised as ref
 from reference.events import InelasticCollapseError, advance
 from reference.validation import InvalidArgument

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grader import spec
-from grader.scenarios import random_gas
+from grader.spec.scenarios import random_gas
 from reference import conventions
 from reference import granularGas as model
 from reference import vectorised as oracle

@@ -1,7 +1,7 @@
 """The sandbox transport, each feature and each attack as a real file and a real run.
 
 Every test writes a small granularGas.py in tmp_path and runs it in a real
-sandbox (grader.isolation.Box); limits are small so that each test stays
+sandbox (grader.sandbox.isolation.Box); limits are small so that each test stays
 within a few seconds.
 """
 
@@ -18,11 +18,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import calls, sandbox, wire
-from grader import limits as limits_module
 from grader.errors import SandboxFault
-from grader.limits import TEXT_CAP, Limits
-from grader.sandbox import CallRaised, CallTimeout, ChildDied, ImportFailed, ProtocolViolation, Sandbox
+from grader.sandbox import calls, wire
+from grader.sandbox import client as sandbox
+from grader.sandbox.client import (
+    CallRaised,
+    CallTimeout,
+    ChildDied,
+    ImportFailed,
+    ProtocolViolation,
+    Sandbox,
+)
+from grader.spec import limits as limits_module
+from grader.spec.limits import TEXT_CAP, Limits
 
 FAST = Limits(call_seconds=1.0, import_seconds=10.0)
 

@@ -1,6 +1,6 @@
 """The physics scenarios grade the student's functions together, with messages to act on."""
 
-from grader.runner import grade
+from grader.grading.runner import grade
 
 from .test_grader_corpus import BUGS, TEXTBOOK, mutate
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.kit import build
+from grader.commands.kit import build
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,7 +21,7 @@ def test_kit_contains_no_reference_solution(kit):
     files = [p for p in kit.rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"README.md", "granularGas.py", "granularGasTest.py"} <= names
-    assert "tests_hidden.py" not in names
+    assert "hidden.py" not in names
     # The benchmark solutions only: not the reference granularGas.py nor its core.
     assert sorted(p.name for p in (kit / "reference").iterdir()) == ["__init__.py", "c12.py", "dem.py"]
     reference_markers = ["reference.contacts", "reference.events", "def grain_impulse",

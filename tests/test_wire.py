@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from grader import calls, sandbox_child, wire
-from grader.limits import TEXT_CAP
+from grader.sandbox import calls, child, wire
+from grader.spec.limits import TEXT_CAP
 
 
 def roundtrip(value):
     """A value as the grader sees it after the child described it and JSON carried it."""
-    return wire.decode_value(json.loads(json.dumps(sandbox_child.encode(value))))
+    return wire.decode_value(json.loads(json.dumps(child.encode(value))))
 
 
 # -- good values ------------------------------------------------------------------------------------------
@@ -136,9 +136,9 @@ def test_a_reply_line_that_is_not_an_object_with_an_id_is_refused(line):
 
 
 def test_an_answer_with_helper_calls():
-    record = {"name": "contact_time_grains", "args": [sandbox_child.encode(np.zeros(2))],
-              "kwargs": {"R1": sandbox_child.encode(1.0)}, "result": sandbox_child.encode(2.0)}
-    obj = {"ok": True, "result": sandbox_child.encode(2.0), "args_after": [sandbox_child.encode(1.0)],
+    record = {"name": "contact_time_grains", "args": [child.encode(np.zeros(2))],
+              "kwargs": {"R1": child.encode(1.0)}, "result": child.encode(2.0)}
+    obj = {"ok": True, "result": child.encode(2.0), "args_after": [child.encode(1.0)],
            "helper_calls": [record, {**record, "raised": "ValueError"}], "helper_calls_total": 40}
     reply = wire.decode_reply(obj, 1)
     assert isinstance(reply, wire.Answer) and reply.helper_calls_total == 40

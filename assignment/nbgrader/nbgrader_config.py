@@ -6,5 +6,5 @@ c.CourseDirectory.db_assignments = [dict(name="granular_gas")]
 # rubric and limits of granular_grader.toml, and runs no notebook: cells a
 # student adds never execute, the released cells replace the submitted ones,
 # and a folder with granularGas.py alone gets the released notebook.
-from grader.nbgrader_autograde import configure
+from grader.commands.courses.nbgrader_autograde import configure
 configure(c, "granular_gas")

@@ -1,0 +1,46 @@
+"""What the batch knows of one student after grading: status, results, why it was regraded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader import spec
+from grader.commands.batch.submissions import safe_name
+from grader.grading.runner import GradeOptions
+
+
+def _number(x: float) -> float | int:
+    """Points in the grades table and CSV: the rounding of every report (feedback.points)."""
+    x = round(x, 2)
+    return int(x) if x == int(x) else x
+
+
+@dataclass
+class Outcome:
+    """What the batch knows of one student."""
+
+    student: str
+    status: str
+    results: dict | None = None  # results.json (None: no grade)
+    reused: bool = False
+    #: Why the student was regraded, when the TA should know ("record changed outside the grader: ...").
+    note: str = ""
+    #: The options grade_file received for this grade (fresh grades only).
+    options: GradeOptions | None = None
+
+    @property
+    def folder(self) -> str:
+        return safe_name(self.student)
+
+    @property
+    def grader_error(self) -> bool:
+        return self.status.startswith("grader error")
+
+    @property
+    def row(self) -> dict:
+        row: dict = {"student": self.student, "status": self.status}
+        if self.results is not None:
+            items = self.results["extra_data"]["items"]
+            row |= {"score": _number(self.results["score"]), "max_score": _number(self.results["max_score"]),
+                    **{name: _number(items[name][0]) for name in spec.ITEM_NAMES}}
+        return row

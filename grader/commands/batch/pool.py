@@ -1,0 +1,311 @@
+"""Grade a folder of submissions in parallel: grades.csv, results and feedback pages.
+
+Each submission is graded by a worker process of its own (``python -m
+grader.commands.batch.worker``, which calls ``runner.grade_file`` with every option the
+batch was given): a submission that kills, floods or hangs its grader costs
+its own grade only. The batch keeps at most ``jobs`` workers running, stops a
+worker past the wall-clock backstop, and stores every finished grade at once,
+signed (see :mod:`grader.commands.batch.signing`), so an interrupted batch loses nothing it
+finished. A re-run keeps a student's grade only if its record verifies and the
+file, rubric, limits and grader are unchanged; grades.csv and summary.html are
+rebuilt from those verified records and the new grades, never read back.
+
+Output layout::
+
+    OUT/grades.csv                          one row per student
+    OUT/summary.html                        for the TA
+    OUT/students/<safe name>/results.json   Gradescope's schema (as check --json)
+    OUT/students/<safe name>/feedback.html  for the student
+    OUT/students/<safe name>/record.sig     the signature of both
+    OUT/.grader-key                         the signing key (0600)
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from grader import errors, spec
+from grader.commands.batch import signing, summary
+from grader.commands.batch.outcome import Outcome
+from grader.commands.batch.submissions import Skipped, Submission, safe_name, shown
+from grader.commands.batch.worker import FAULT, TOO_WEAK, Job, Staging, WorkerReply, cleanup_stale, options_from_json
+from grader.grading.runner import GradeOptions
+from grader.properties import oracle
+from grader.spec import paths
+from grader.spec.limits import SUBMISSION_SECONDS, Limits
+
+MARKER = ".granular-grader-batch"
+STUDENTS = "students"
+PACKAGE_ROOT = paths.PACKAGE_ROOT
+CSV_COLUMNS = ["student", "score", "max_score", *spec.ITEM_NAMES, "status"]
+FORGED_NOTE = "record changed outside the grader: regraded"
+
+
+class BatchError(errors.UsageError):
+    """The batch cannot run as asked; the message says what to fix."""
+
+
+@dataclass
+class Options:
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    force: bool = False
+    limits: Limits = Limits()
+    points: dict[str, float] | None = None  # None: the spec's
+    #: Run the hidden tests (None: whenever the reference is installed).
+    hidden: bool | None = None
+    #: Run the hidden tests even when the sandbox cannot keep them secret.
+    allow_weak_isolation: bool = False
+    #: Wall-clock backstop for the whole grading of one submission, worker included.
+    submission_seconds: float = SUBMISSION_SECONDS
+    #: Put an animation of the first failing scenario into feedback pages.
+    animations: bool = True
+
+
+def fingerprint(options: Options) -> str:
+    """Everything besides the file that decides a grade: reuse only if equal."""
+    digest = hashlib.sha256()
+    for folder in ("grader", "reference"):
+        for source in sorted((PACKAGE_ROOT / folder).glob("*.py")):
+            digest.update(source.name.encode() + source.read_bytes())
+    digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations,
+                              options.hidden, options.allow_weak_isolation], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _hidden_run(options: Options) -> bool:
+    return oracle.available() if options.hidden is None else options.hidden
+
+
+def check_isolation(options: Options) -> None:
+    """Refuse, before grading anyone, hidden tests the sandbox cannot keep secret: the runner's own rule."""
+    from grader.grading import runner
+
+    grading = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation)
+    runner.check_isolation(grading, _hidden_run(options))
+
+
+def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:
+    """Create ``out``, or accept a previous batch's; never write into anything else."""
+    out_r, sub_r = out.resolve(), submissions_dir.resolve()
+    if out_r == sub_r or sub_r.is_relative_to(out_r):
+        raise BatchError(f"--out {out} would hold the submissions; give a folder outside {submissions_dir}")
+    if out.exists() and not out.is_dir():
+        raise BatchError(f"--out {out} is a file; give a folder")
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise BatchError(f"--out {out} is not empty and was not written by a batch; give a new folder so "
+                         "nothing is overwritten")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BatchError(f"--out {out}: the folder cannot be created ({exc.strerror}); give a folder path "
+                         "whose parents are folders you may write") from None
+    folder = signing.OutputFolder(out)
+    folder.write((MARKER,), b"written by python -m grader batch\n")
+    return folder
+
+
+def csv_cell(value: object) -> object:
+    """A cell a spreadsheet shows as text: a leading =, +, -, @, tab or CR would start a formula."""
+    if isinstance(value, str) and value.startswith(("=", "+", "-", "@", "\t", "\r")):
+        return "'" + value
+    return value
+
+
+def grades_csv(outcomes: Sequence[Outcome]) -> bytes:
+    rows = sorted((o.row for o in outcomes), key=lambda r: r["student"])
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, CSV_COLUMNS, restval="", quoting=csv.QUOTE_MINIMAL)
+    writer.writeheader()
+    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
+    return text.getvalue().encode("utf-8")
+
+
+def grades_table(outcomes: Sequence[Outcome]) -> str:
+    """The grades as an aligned text table; names and statuses escaped (no control character reaches a terminal)."""
+    header = [spec.ITEM_ABBREVIATIONS.get(c, c) for c in CSV_COLUMNS]
+    rows = [[shown(str(o.row.get(c, ""))) for c in CSV_COLUMNS] for o in outcomes]
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    return "\n".join(lines) + "\n"
+
+
+class Progress:
+    """A one-line progress bar on a terminal; a line per student otherwise."""
+
+    def __init__(self, total: int, stream: TextIO):
+        self.total, self.done, self.stream = total, 0, stream
+        self.started = time.monotonic()
+        self.tty = stream.isatty()
+
+    def say(self, line: str) -> None:
+        self.stream.write(("\r" if self.tty else "") + line + "\n")
+        self.stream.flush()
+
+    def update(self, running: int, last: Outcome | None = None) -> None:
+        if last is not None:
+            self.done += 1
+        elapsed = time.monotonic() - self.started
+        if self.tty:
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            eta = elapsed / self.done * (self.total - self.done) if self.done else 0
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} graded, "
+                              f"{running} running, {elapsed:.0f} s elapsed, ~{eta:.0f} s left ")
+            self.stream.flush()
+        elif last is not None:
+            score = "" if last.results is None else f" {last.results['score']:g}/{last.results['max_score']:g}"
+            reused = " (unchanged, kept)" if last.reused else ""
+            note = f" ({last.note})" if last.note else ""
+            self.say(f"[{self.done}/{self.total}] {shown(last.student)}:{score} {shown(last.status)}{reused}{note}")
+
+    def finish(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# -- workers ----------------------------------------------------------------------
+def _finish(job: Job, timed_out: bool, seconds: float) -> tuple[Outcome, WorkerReply | None]:
+    student = job.submission.student
+    if timed_out:
+        return Outcome(student, f"grader error: the grading took more than {seconds:g} s (wall-clock backstop); "
+                                "run the batch again, or give a longer --submission-timeout"), None
+    reply = job.reply()
+    if reply is None:
+        return Outcome(student, f"grader error: {job.failure()}"), None
+    options = options_from_json(reply.options) if reply.options else None
+    if reply.kind == FAULT:
+        return Outcome(student, f"grader error: {reply.cause}", options=options), reply
+    if reply.kind == TOO_WEAK:
+        return Outcome(student, f"grader error: {reply.cause}", options=options), reply
+    assert reply.results is not None
+    return Outcome(student, reply.results["extra_data"]["status"], reply.results, options=options), reply
+
+
+def _reuse(out: signing.OutputFolder, key: bytes, s: Submission, print_: str) -> tuple[Outcome | None, str]:
+    """The verified grade of this very file under this very grader, if any; and a note if the record was forged."""
+    lookup = signing.load(out, key, (STUDENTS, safe_name(s.student)), s.student)
+    record = lookup.record
+    if record is None or record.sha256 != s.sha256 or record.fingerprint != print_:
+        return None, FORGED_NOTE if lookup.forged else ""
+    results = json.loads(record.results)
+    return Outcome(s.student, results["extra_data"]["status"], results, reused=True), ""
+
+
+def _store(out: signing.OutputFolder, key: bytes, outcome: Outcome, reply: WorkerReply | None, sha256: str,
+           print_: str) -> None:
+    if outcome.results is None or reply is None:
+        return
+    record = signing.Record(outcome.student, sha256, print_, (json.dumps(outcome.results, indent=2) + "\n").encode(),
+                            reply.page.encode("utf-8", "surrogateescape"))
+    signing.store(out, key, (STUDENTS, outcome.folder), record)
+
+
+def _check_names(submissions: Sequence[Submission]) -> None:
+    folders: dict[str, str] = {}
+    for s in submissions:
+        other = folders.setdefault(safe_name(s.student), s.student)
+        if other != s.student:
+            raise BatchError(f"students {shown(other)} and {shown(s.student)} would share the folder "
+                             f"{safe_name(s.student)}; rename one of them")
+
+
+def _publish(out: signing.OutputFolder, outcomes: dict[str, Outcome], skipped: Sequence[Skipped]) -> None:
+    finished = sorted(outcomes.values(), key=lambda o: o.student)
+    out.write(("grades.csv",), grades_csv(finished))
+    out.write(("summary.html",), summary.page(finished, skipped, STUDENTS).encode("utf-8", "surrogateescape"))
+
+
+def run(submissions: list[Submission], submissions_dir: Path, out: Path, options: Options,
+        progress_stream: TextIO = sys.stderr, skipped: Sequence[Skipped] = ()) -> list[Outcome]:
+    """Grade every submission into ``out``; the outcomes, sorted by student.
+
+    Raises BatchError (unusable options or output) and errors.IsolationTooWeak
+    before grading anyone. KeyboardInterrupt stops the workers, keeps what
+    finished (grades.csv lists the others as "not graded (interrupted)") and
+    is raised again.
+    """
+    if options.jobs < 1:
+        raise BatchError(f"--jobs {options.jobs}: give at least 1")
+    if not options.submission_seconds > 0:
+        raise BatchError(f"--submission-timeout {options.submission_seconds}: give a number of seconds > 0")
+    _check_names(submissions)
+    if not isinstance(options.limits, Limits):  # an older Limits class (grader.sandbox.client's): same fields, fewer
+        options = dataclasses.replace(options, limits=Limits(**dataclasses.asdict(options.limits)))
+    check_isolation(options)
+    cleanup_stale()
+    with prepare_output(out, submissions_dir) as folder:
+        key, _ = folder.key()
+        return _grade_all(submissions, submissions_dir, out, folder, key, options, progress_stream, skipped)
+
+
+def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, folder: signing.OutputFolder,
+               key: bytes, options: Options, stream: TextIO, skipped: Sequence[Skipped]) -> list[Outcome]:
+    print_ = fingerprint(options)
+    outcomes: dict[str, Outcome] = {}
+    pending: list[tuple[Submission, str]] = []
+    progress = Progress(len(submissions), stream)
+    for entry in skipped:
+        progress.say(f"skipped {shown(str(entry.path))}: {entry.reason}")
+    for s in submissions:
+        if s.source is None:
+            outcomes[s.student] = Outcome(s.student, f"missing: {s.problem}")
+            continue
+        kept, note = (None, "") if options.force else _reuse(folder, key, s, print_)
+        if kept is not None:
+            outcomes[s.student] = kept
+        else:
+            pending.append((s, note))
+    for outcome in outcomes.values():
+        progress.update(0, outcome)
+    staging = Staging()
+    grade_options = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation,
+                                 (submissions_dir.resolve(), out.resolve(), staging.jobs))
+    running: list[tuple[Job, str]] = []
+    try:
+        while pending or running:
+            while pending and len(running) < options.jobs:
+                submission, note = pending.pop(0)
+                running.append((staging.start(submission, grade_options, options.animations, print_), note))
+            time.sleep(0.05)
+            for job, note in list(running):
+                timed_out = time.monotonic() - job.started > options.submission_seconds
+                if job.process.poll() is None and not timed_out:
+                    continue
+                if timed_out:
+                    job.kill()
+                running.remove((job, note))
+                outcome, reply = _finish(job, timed_out, options.submission_seconds)
+                if reply is not None and reply.kind == TOO_WEAK:
+                    raise errors.IsolationTooWeak(reply.cause)
+                outcome.note = note
+                _store(folder, key, outcome, reply, job.submission.sha256, print_)
+                outcomes[outcome.student] = outcome
+                job.clean()
+                folder.write(("grades.csv",), grades_csv(list(outcomes.values())))
+                progress.update(len(running), outcome)
+            if progress.tty:
+                progress.update(len(running))
+    except KeyboardInterrupt:
+        for s in submissions:
+            outcomes.setdefault(s.student, Outcome(s.student, "not graded (interrupted)"))
+        raise
+    finally:
+        for job, _ in running:
+            job.kill()
+            job.clean()
+        staging.close()
+        progress.finish()
+        _publish(folder, outcomes, skipped)
+    return sorted(outcomes.values(), key=lambda o: o.student)

@@ -1,0 +1,277 @@
+"""One student of a batch, graded in a process of its own.
+
+    python -m grader.commands.batch.worker < request.json
+
+The batch writes a :class:`WorkerRequest` (JSON) on the worker's stdin: the
+snapshot of the student's file and every grading option (all fields of
+Limits, the points, hidden, allow_weak_isolation, the folders to hide), never
+re-parsed command-line flags. The worker grades with ``runner.grade_file``,
+the one grading function, builds results.json and the feedback page with the
+report functions ``check`` uses, and writes a :class:`WorkerReply` (JSON) to
+the request's reply file. Its exit code: 0 graded, 3 the sandbox failed
+(``SandboxFault``: the grader's fault, never the student's 0), 4 isolation too
+weak for the hidden tests; anything else is a crash whose traceback is on
+stderr. It dies with the batch (parent-death signal), and its sandbox dies
+with it.
+
+The batch's side is here too: :class:`Staging` holds the private folders of
+one batch (the snapshots, the replies, and each worker's TMPDIR, so the
+sandboxes of a killed worker are removed with its folder) and starts a
+:class:`Job` per student; :func:`cleanup_stale` removes what killed batches
+left behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import errors
+from grader.commands.batch.signing import READ_CAP
+from grader.commands.batch.submissions import Submission
+from grader.grading.runner import GradeOptions
+from grader.sandbox import isolation
+from grader.spec import paths
+from grader.spec.limits import TEXT_CAP, Limits
+
+PACKAGE_ROOT = paths.PACKAGE_ROOT
+_STAGING_PREFIX = "granular-batch-"
+
+EXIT_GRADED, EXIT_FAULT, EXIT_TOO_WEAK = 0, 3, 4
+GRADED, FAULT, TOO_WEAK = "graded", "fault", "too weak"
+
+
+def options_to_json(options: GradeOptions) -> dict:
+    """Every field of the options, Limits included, as JSON values."""
+    return {"points": options.points, "limits": dataclasses.asdict(options.limits), "hidden": options.hidden,
+            "allow_weak_isolation": options.allow_weak_isolation, "hide": [str(p) for p in options.hide]}
+
+
+def options_from_json(data: dict) -> GradeOptions:
+    """The options back; a field unknown to Limits or one missing is an error, not a silent default."""
+    fields = {f.name for f in dataclasses.fields(Limits)}
+    limits = data["limits"]
+    if set(limits) != fields:
+        raise ValueError(f"limits {sorted(set(limits) ^ fields)}: the batch and its worker disagree on Limits")
+    points = data["points"]
+    return GradeOptions(points=None if points is None else {str(k): float(v) for k, v in points.items()},
+                        limits=Limits(**limits), hidden=data["hidden"],
+                        allow_weak_isolation=bool(data["allow_weak_isolation"]),
+                        hide=tuple(Path(p) for p in data["hide"]))
+
+
+@dataclass(frozen=True)
+class WorkerRequest:
+    student: str
+    source: Path  # the snapshot of the student's file
+    reply: Path  # where the worker writes its WorkerReply
+    options: GradeOptions
+    #: Put the animation of the first failing scenario into the feedback page.
+    animations: bool
+    #: Written into results.json's extra_data: the key of the record.
+    fingerprint: str
+    #: The batch's pid: the worker stops if it is not its parent (the batch died before it started).
+    parent: int
+
+    def to_json(self) -> str:
+        return json.dumps({"student": self.student, "source": str(self.source), "reply": str(self.reply),
+                           "options": options_to_json(self.options), "animations": self.animations,
+                           "fingerprint": self.fingerprint, "parent": self.parent})
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerRequest:
+        data = json.loads(text)
+        return cls(str(data["student"]), Path(data["source"]), Path(data["reply"]),
+                   options_from_json(data["options"]), bool(data["animations"]), str(data["fingerprint"]),
+                   int(data["parent"]))
+
+
+@dataclass(frozen=True)
+class WorkerReply:
+    kind: str  # GRADED, FAULT or TOO_WEAK
+    results: dict | None = None  # results.json (GRADED only)
+    page: str = ""  # feedback.html (GRADED only)
+    cause: str = ""  # FAULT, TOO_WEAK: why
+    #: The options grade_file was called with, as options_to_json gives them.
+    options: dict | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> WorkerReply:
+        data = json.loads(text)
+        if data.get("kind") not in (GRADED, FAULT, TOO_WEAK):
+            raise ValueError(f"reply kind {data.get('kind')!r}: expected {GRADED!r}, {FAULT!r} or {TOO_WEAK!r}")
+        return cls(data["kind"], data.get("results"), str(data.get("page", "")), str(data.get("cause", "")),
+                   data.get("options"))
+
+
+def grade(request: WorkerRequest) -> WorkerReply:
+    """Grade the request's file; results.json and the page as ``check`` makes them."""
+    from grader.animation import render as animation
+    from grader.grading import runner
+    from grader.reports import feedback
+    from grader.reports import text as report
+
+    options = request.options
+    try:
+        graded = runner.grade_file(request.source, options)
+    except errors.IsolationTooWeak as exc:
+        return WorkerReply(TOO_WEAK, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
+    except errors.SandboxFault as exc:
+        return WorkerReply(FAULT, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
+    results = report.as_gradescope(graded)
+    source = request.source.read_bytes()
+    results["extra_data"] |= {"sha256": hashlib.sha256(source).hexdigest(), "fingerprint": request.fingerprint,
+                              "student": request.student}
+    gif = None
+    if request.animations and not graded.all_passed and not graded.import_error:
+        # The grading's call limit, as check uses it: a function that hung in the tests must not hang here long.
+        runs = animation.first_failing(request.source, dataclasses.replace(options.limits, function_seconds=600.0),
+                                       hide=options.hide)
+        if runs is not None:
+            gif = animation.gif_bytes(runs)
+            results["extra_data"]["animation"] = runs.summary()
+    page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif)
+    return WorkerReply(GRADED, results, page, options=options_to_json(options))
+
+
+# -- the batch's side ------------------------------------------------------------
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cleanup_stale() -> None:
+    """Remove what killed batches and workers left: staging folders of dead batches, stale sandboxes."""
+    stale_boxes = getattr(isolation, "cleanup_stale", None)
+    if callable(stale_boxes):
+        stale_boxes()
+    for folder in Path(tempfile.gettempdir()).glob(f"{_STAGING_PREFIX}*"):
+        found = re.fullmatch(rf"{_STAGING_PREFIX}(\d+)-.*", folder.name)
+        try:
+            info = folder.lstat()
+        except OSError:
+            continue
+        if found and folder.is_dir() and not folder.is_symlink() and info.st_uid == os.geteuid() \
+                and not _pid_alive(int(found[1])):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@dataclass
+class Job:
+    """A worker as the batch sees it."""
+
+    submission: Submission
+    process: subprocess.Popen
+    started: float
+    folder: Path  # the student's snapshot, the reply and the log (0700)
+    tmp: Path  # the worker's TMPDIR: its sandbox folders
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+
+    def failure(self) -> str:
+        """Why the worker gave no reply, from its exit status and the last line of its log."""
+        code = self.process.returncode
+        if code is not None and code < 0:
+            return f"the worker was killed by signal {-code} ({signal.Signals(-code).name})"
+        log = self.folder / "worker.log"
+        text = log.read_bytes()[-4000:].decode("utf-8", "replace").strip() if log.exists() else ""
+        return text.splitlines()[-1] if text else f"the worker stopped with exit code {code} and said nothing"
+
+    def reply(self) -> WorkerReply | None:
+        try:
+            with open(self.folder / "reply.json", "rb") as f:
+                return WorkerReply.from_json(f.read(READ_CAP))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def clean(self) -> None:
+        """Remove the worker's folders; a worker that did not end well may have left sandboxes: clean them."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.process.returncode != 0:
+            cleanup_stale()
+
+
+class Staging:
+    """Private folders of one batch: jobs/ (snapshots, replies, logs; 0700) and tmp/ (the workers' sandboxes)."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-"))
+        # Traversable, not listable: a sandbox running as a uid of its own must reach its folder under tmp/.
+        self.root.chmod(0o711)
+        self.jobs, self.tmp = self.root / "jobs", self.root / "tmp"
+        self.jobs.mkdir(mode=0o700)
+        self.tmp.mkdir(mode=0o711)
+        self.count = 0
+
+    def start(self, submission: Submission, options: GradeOptions, animations: bool, print_: str) -> Job:
+        self.count += 1
+        folder, tmp = self.jobs / str(self.count), self.tmp / str(self.count)
+        folder.mkdir(mode=0o700)
+        tmp.mkdir(mode=0o711)
+        source = folder / "granularGas.py"
+        source.write_bytes(submission.source or b"")
+        request = WorkerRequest(submission.student, source, folder / "reply.json", options, animations, print_,
+                                os.getpid())
+        env = dict(os.environ, TMPDIR=str(tmp),
+                   PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]))
+        with open(folder / "worker.log", "wb") as log:
+            process = subprocess.Popen([sys.executable, "-m", "grader.commands.batch.worker"], stdin=subprocess.PIPE,
+                                       stdout=log, stderr=log, env=env, cwd=PACKAGE_ROOT, start_new_session=True)
+        assert process.stdin is not None
+        process.stdin.write(request.to_json().encode())
+        process.stdin.close()
+        return Job(submission, process, time.monotonic(), folder, tmp)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# -- the worker's side -------------------------------------------------------------
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL when the batch dies; stop now if it already has."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        sys.exit("granular-grader worker: the batch that started me has ended")
+
+
+def main() -> int:
+    request = WorkerRequest.from_json(sys.stdin.read())
+    _die_with_parent(request.parent)
+    reply = grade(request)
+    fd = os.open(request.reply, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(reply.to_json())
+    return {GRADED: EXIT_GRADED, FAULT: EXIT_FAULT, TOO_WEAK: EXIT_TOO_WEAK}[reply.kind]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

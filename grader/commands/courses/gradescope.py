@@ -1,0 +1,211 @@
+"""Gradescope: the autograder bundle, and what runs inside it.
+
+``python -m grader gradescope-zip --out autograder.zip`` writes a bundle that
+Gradescope uses as it is: it unzips it in ``/autograder/source``, runs
+``setup.sh`` there once, then for each submission copies ``run_autograder``
+to ``/autograder/run_autograder`` and runs that copy, as root, from
+``/autograder``, with the student's files in ``/autograder/submission``; it
+reads ``/autograder/results/results.json``. The script finds the bundle in
+``<its folder>/source``, never next to the script's original.
+
+The grade uses the rubric and limits the bundle was built with
+(``granular_grader.toml``, :mod:`grader.commands.courses.settings`), through
+:func:`grader.grading.runner.grade_file`. Students see the top-level ``output``
+(points per item, public tests' messages: :mod:`grader.reports.student_view`) and
+the public tests' entries; the hidden tests' entries, with their inputs and
+the reference's answers, carry the bundle's visibility (``after_published``
+by default). ``setup.sh`` makes the bundle's folder readable by root only:
+the submission, run under another uid, cannot open the reference or the
+hidden tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from grader import spec
+from grader.commands.courses import settings as course_settings
+from grader.commands.courses.settings import VISIBILITIES, GradingSettings
+from grader.errors import GraderError
+from grader.spec import paths, rubric
+from grader.spec.limits import Limits
+
+PACKAGE_ROOT = paths.PACKAGE_ROOT
+
+RUN_AUTOGRADER = f"""#!/usr/bin/env bash
+# Gradescope copies this file to /autograder/run_autograder and runs the copy
+# there, as root; the bundle is in /autograder/source, where setup.sh ran.
+# The root is the folder of this copy (no argument needed).
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+SOURCE="$ROOT/source"
+if [ ! -f "$SOURCE/{course_settings.SETTINGS_FILE}" ]; then
+  echo "run_autograder: $SOURCE/{course_settings.SETTINGS_FILE} is missing: the bundle must be unzipped in $SOURCE" >&2
+  exit 2
+fi
+cd "$SOURCE"
+PYTHONPATH="$SOURCE" exec python3 -m grader.commands.courses.gradescope --root "$ROOT" \\
+  --settings "$SOURCE/{course_settings.SETTINGS_FILE}"
+"""
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, in /autograder/source, to build the image.
+# Supported: Python >= 3.10 with pip; Gradescope's Ubuntu 22.04 base image has
+# python3.10, and pip comes from apt.
+set -euo pipefail
+SOURCE="$(cd "$(dirname "$0")" && pwd)"
+cd "$SOURCE"
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  apt-get update -q && apt-get install -y -q python3-pip
+fi
+python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "granular-grader needs Python >= 3.10")'
+if ! command -v bwrap >/dev/null 2>&1; then
+  # The sandbox's strongest isolation; the grader says which protections were in force.
+  apt-get install -y -q bubblewrap >/dev/null 2>&1 || echo "setup.sh: bubblewrap not installed" >&2
+fi
+python3 -m pip install --no-cache-dir -r requirements.txt
+# The grader runs from this folder (run_autograder puts it on PYTHONPATH), and
+# the reference solution and the hidden tests are in it: root only, so that a
+# submission, which runs under another uid, cannot open them.
+chown -R 0:0 "$SOURCE"
+chmod -R go-rwx "$SOURCE"
+"""
+
+REQUIREMENTS = """\
+numpy>=1.24
+matplotlib>=3.7
+hypothesis>=6.80
+mpmath>=1.3
+tomli>=2; python_version < "3.11"
+"""
+
+README = f"""\
+granular-grader: Gradescope autograder of the granular-gas homework.
+
+Upload this zip as the assignment's autograder ("Zip file upload"), on the
+Ubuntu 22.04 base image. setup.sh installs the dependencies (Python >= 3.10
+with pip; tested with Python 3.11) and makes this folder readable by root only.
+{course_settings.SETTINGS_FILE} holds the rubric, the limits and the hidden
+tests' visibility the bundle was built with.
+"""
+
+
+class BundleError(GraderError):
+    """The bundle cannot be built as asked; the message says what to fix."""
+
+
+def settings_from(hidden_visibility: str, rubric_text: str | None, limits: Limits = Limits(),
+                  allow_weak_isolation: bool = False) -> GradingSettings:
+    """The bundle's settings from the command's values (a rubric's text: checked like a rubric file)."""
+    if hidden_visibility not in VISIBILITIES:
+        raise BundleError(f"--hidden-visibility {hidden_visibility}: choose one of {', '.join(VISIBILITIES)}")
+    points = rubric.default_points()
+    if rubric_text is not None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "rubric.toml"
+            path.write_text(rubric_text)
+            points = rubric.load(path)
+    return GradingSettings(points, limits, allow_weak_isolation, hidden_visibility)
+
+
+def _executable(bundle: zipfile.ZipFile, name: str, text: str) -> None:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = 0o100755 << 16
+    bundle.writestr(info, text)
+
+
+def build_bundle(out: Path, settings: GradingSettings) -> Path:
+    """Write the autograder bundle to ``out`` (a .zip)."""
+    if out.suffix != ".zip":
+        raise BundleError(f"--out {out}: give a file name ending in .zip")
+    if not (PACKAGE_ROOT / "reference" / spec.FILE_NAME).exists():
+        raise BundleError("the bundle holds the reference solution: build it from an instructor's checkout")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
+        _executable(bundle, "run_autograder", RUN_AUTOGRADER)
+        _executable(bundle, "setup.sh", SETUP_SH)
+        bundle.writestr("requirements.txt", REQUIREMENTS)
+        bundle.writestr("README.txt", README)
+        bundle.writestr(course_settings.SETTINGS_FILE, course_settings.to_toml(settings))
+        for package in ("grader", "reference"):
+            for source in sorted((PACKAGE_ROOT / package).rglob("*.py")):
+                bundle.write(source, source.relative_to(PACKAGE_ROOT).as_posix())
+    return out
+
+
+def build_zip(out: Path, hidden_visibility: str = "after_published", rubric_text: str | None = None,
+              limits: Limits = Limits(), allow_weak_isolation: bool = False) -> Path:
+    """The command's entry point: :func:`build_bundle` with settings from its values."""
+    return build_bundle(out, settings_from(hidden_visibility, rubric_text, limits, allow_weak_isolation))
+
+
+def find_submission(folder: Path) -> Path | None:
+    """granularGas.py in the submission (at the top, or the only one below); never a link."""
+    found = [p for p in sorted(folder.rglob(spec.FILE_NAME)) if p.is_file() and not p.is_symlink()]
+    top = [p for p in found if p.parent == folder]
+    return top[0] if top else (found[0] if len(found) == 1 else None)
+
+
+def results_for(root: Path, settings: GradingSettings) -> dict:
+    """Grade ROOT/submission; Gradescope's results.json as a dict. Raises GraderError on the grader's faults."""
+    from grader.grading import runner
+    from grader.reports.student_view import public_failure, student_view, summary_text
+
+    submission = find_submission(root / "submission")
+    if submission is None:
+        return {"score": 0.0, "output": f"No {spec.FILE_NAME} in your submission: upload the file {spec.FILE_NAME} "
+                                        "(exactly this name).", "tests": [], "visibility": "visible"}
+    report = runner.grade_file(submission, settings.options(hide=(root / "source", root / "results")))
+    tests = []
+    for r in report.results:
+        if r.prop.hidden:
+            output = r.message + ("\n\nTo reproduce:\n" + r.snippet if r.snippet else "")
+        else:
+            output = public_failure(r) if r.status != "passed" else ""
+        tests.append({"name": r.prop.id, "score": round(r.score, 4), "max_score": round(r.max_score, 4),
+                      "status": "passed" if r.status == "passed" else "failed",
+                      "output": output or r.prop.description, "tags": [r.prop.item, "hidden" if r.prop.hidden
+                                                                        else "public"],
+                      "visibility": settings.hidden_visibility if r.prop.hidden else "visible"})
+    return {
+        "score": round(report.score, 4),
+        "max_score": round(report.max_score, 4),
+        "execution_time": round(report.seconds, 2),
+        "output": summary_text(student_view(report, spec.FILE_NAME)),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"status": report.status, "hidden_tests_run": report.hidden_run,
+                       "items": {k: [round(a, 4), round(b, 4)] for k, (a, b) in report.by_item().items()},
+                       "protections": list(report.protections),
+                       "weaknesses": list(getattr(report, "weaknesses", ())),
+                       "printed": report.output},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader.commands.courses.gradescope",
+                                     description="Gradescope's run_autograder")
+    parser.add_argument("--root", default="/autograder", help="Gradescope's folder (default /autograder)")
+    parser.add_argument("--settings", required=True, help=f"the bundle's {course_settings.SETTINGS_FILE}")
+    args = parser.parse_args(argv)
+    root = Path(args.root)
+    try:
+        results = results_for(root, course_settings.load(Path(args.settings)))
+    except (GraderError, ValueError, OSError) as exc:
+        # The grader's fault: no results.json, so Gradescope reports the autograder failed (never a 0).
+        print(f"run_autograder: the grader could not grade this submission: {exc}", file=sys.stderr)
+        return 1
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    (root / "results" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"graded: {results['score']:g} points; results in {root / 'results' / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

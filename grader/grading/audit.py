@@ -1,0 +1,248 @@
+"""Telling "this function is wrong" from "a helper it relies on is wrong", on the grader's side.
+
+No answer of the reference ever reaches the submission: its functions call
+its own helpers. When a case of function F fails, the grader looks at the
+calls F made to the submission's other functions (recorded by the child,
+:class:`grader.sandbox.calls.HelperCall`) and asks, for a helper H that already
+failed one of its own tests:
+
+1. are the recorded arguments of the case's own size (no more numbers than F
+   was given, all finite), so that the reference runs only on inputs of a
+   size the grader chose?
+2. is the reference's answer on them well conditioned, and does the recorded
+   answer differ from it?
+3. does H, called again directly by the grader with the same arguments, give
+   the recorded answer? (The records come from the submission's process: a
+   record that a replay does not confirm is a lie, and is ignored.)
+
+If so, the case is *spoiled*: it counts neither for nor against F, and the
+feedback says to fix H first. Lying in the records can therefore only lose
+points: an unconfirmed record changes nothing, a confirmed one shows a real
+bug of H, which H pays for in its own tests. ``update`` is never audited as
+a helper: the reference never runs on durations the grader did not choose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from grader import spec
+from grader.properties import oracle
+from grader.sandbox import wire
+from grader.sandbox.calls import HelperCall, Returned
+from grader.spec.tolerances import NUDGE, STATE_RTOL, TIME_RTOL, close
+
+#: Helpers whose recorded calls may be checked against the reference.
+AUDITED = ("contact_time_grains", "contact_time_walls", "minimum_contact_time", "contact_solve_wall",
+           "contact_solve_grains")
+
+#: Recorded helper calls checked against the reference per failing call, at most.
+AUDIT_CALLS = 512
+
+
+class Replayer(Protocol):
+    def call(self, name: str, *args: Any) -> Returned: ...
+
+
+@dataclass(frozen=True)
+class Spoiled:
+    """A failing case set aside because a helper the submission called is wrong."""
+
+    caller: str
+    helper: str
+    args: tuple[Any, ...]
+    expected: str
+    got: str
+
+    def message(self) -> str:
+        return (f"{self.caller} relies on your {self.helper}, which is wrong on the inputs {self.caller} gave it "
+                f"(the reference gives {self.expected}, yours {self.got}); fix {self.helper} first")
+
+
+def positional(call: HelperCall) -> tuple[Any, ...] | None:
+    """The recorded arguments as plain values in the spec's order; None when they cannot be used."""
+    params = spec.function_spec(call.name).params
+    if len(call.args) > len(params) or set(call.kwargs) - set(params[len(call.args):]):
+        return None
+    by_name = dict(zip(params, call.args)) | call.kwargs
+    if set(by_name) != set(params):
+        return None
+    values = []
+    for name in params:
+        value = plain(by_name[name])
+        if value is None:
+            return None
+        values.append(value)
+    return tuple(values)
+
+
+def plain(value: Any) -> Any:
+    """A decoded argument as the reference takes it (float, int or array); None if not numbers."""
+    if not isinstance(value, wire.Numeric) or not np.all(np.isfinite(value.array)):
+        return None
+    array = value.array.astype(int) if value.kind in "iu" else value.array.astype(float)
+    if array.ndim == 0:
+        return int(array) if value.kind in "iu" else float(array)
+    return array
+
+
+def size(values: tuple[Any, ...]) -> int:
+    return sum(np.size(v) for v in values)
+
+
+def _time(value: Any) -> float | None:
+    if isinstance(value, wire.Numeric) and value.array.size == 1:
+        return float(value.array.reshape(()))
+    return None
+
+
+def _same_time(a: float, b: float) -> bool:
+    no = spec.NO_CONTACT
+    return a == b or (a != no and b != no and close(a, b, abs(b) + 1.0, TIME_RTOL))
+
+
+def _vectors(value: Any, count: int) -> np.ndarray | None:
+    """count vectors of shape (2,) from a returned value (a tuple of arrays or one array)."""
+    if isinstance(value, wire.Numeric) and value.array.size == 2 * count:
+        return value.array.reshape(count, 2)
+    if isinstance(value, wire.Sequence) and value.length == count:
+        rows = [v.array for v in value.items if isinstance(v, wire.Numeric) and v.array.shape == (2,)]
+        return np.array(rows) if len(rows) == count else None
+    return None
+
+
+def _mct(value: Any) -> tuple[float, tuple[int, ...]] | None:
+    if not (isinstance(value, wire.Sequence) and value.length == 2):
+        return None
+    tc = _time(value.items[0])
+    index = value.items[1]
+    if tc is None:
+        return None
+    if isinstance(index, wire.Numeric) and index.array.size == 2 and np.all(np.isfinite(index.array)):
+        return tc, tuple(sorted(int(i) for i in index.array.ravel()))
+    return tc, ()
+
+
+def agrees(name: str, got: Any, expected: Any, args: tuple[Any, ...]) -> bool:
+    """Does a decoded answer of helper ``name`` match the reference's (the hidden tests' tolerances)?"""
+    if name in ("contact_time_grains", "contact_time_walls"):
+        t = _time(got)
+        return t is not None and _same_time(t, float(expected))
+    if name == "minimum_contact_time":
+        pair = _mct(got)
+        tc_ref, index_ref = float(expected[0]), tuple(sorted(int(i) for i in np.ravel(expected[1])))
+        return pair is not None and _same_time(pair[0], tc_ref) and (
+            tc_ref == spec.NO_CONTACT or pair[1] == index_ref)
+    count = 1 if name == "contact_solve_wall" else 2
+    vectors = _vectors(got, count)
+    reference = np.reshape(np.asarray(expected, dtype=float), (count, 2))
+    speeds = [a for a in args if isinstance(a, np.ndarray) and a.shape == (2,)]
+    scale = max((float(np.abs(a).max()) for a in speeds), default=0.0) + 1.0
+    return vectors is not None and close(vectors, reference, scale, STATE_RTOL)
+
+
+def _nudged(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    rng = np.random.default_rng(0)
+    return tuple(a * (1 + NUDGE * rng.uniform(-1, 1, a.shape)) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                 else a for a in args)
+
+
+def reference_answer(name: str, args: tuple[Any, ...]) -> Any | None:
+    """The reference's answer, or None when it is ill-conditioned there (or the reference refuses)."""
+    function: Callable[..., Any] = getattr(oracle.reference(), name)
+    try:
+        expected = function(*args)
+        again = function(*_nudged(args))
+    except Exception:  # noqa: BLE001 - inputs the reference refuses cannot blame a helper
+        return None
+    if name in ("contact_time_grains", "contact_time_walls"):
+        ok = _same_time(float(again), float(expected))
+    elif name == "minimum_contact_time":
+        ok = _same_time(float(again[0]), float(expected[0])) and sorted(np.ravel(again[1])) == sorted(
+            np.ravel(expected[1]))
+    else:
+        ok = close(np.asarray(again, float), np.asarray(expected, float), np.abs(np.asarray(expected)).max() + 1,
+                   STATE_RTOL * 1e-2)
+    return expected if ok else None
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Are two decoded values the same, number for number (NaN equal to NaN)?"""
+    if isinstance(a, wire.Numeric) and isinstance(b, wire.Numeric):
+        return a.array.shape == b.array.shape and bool(np.array_equal(a.array, b.array, equal_nan=True))
+    if isinstance(a, wire.Sequence) and isinstance(b, wire.Sequence):
+        return a.length == b.length and len(a.items) == len(b.items) and all(
+            same_value(x, y) for x, y in zip(a.items, b.items))
+    if isinstance(a, wire.Opaque) and isinstance(b, wire.Opaque):
+        return a.text == b.text
+    return a is None and b is None
+
+
+def _describe(value: Any) -> str:
+    return wire.describe(value) if value is not None else "an exception"
+
+
+def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], returned: Returned,
+          suspects: frozenset[str]) -> Spoiled | None:
+    """The first recorded helper call of ``returned`` proved wrong (see the module doc), or None."""
+    budget = size(request_args)
+    checked = 0
+    mutation_checked: set[str] = set()
+    for call in returned.helper_calls:
+        if call.name == caller or call.name not in suspects or call.name not in AUDITED or call.raised:
+            continue
+        if checked >= AUDIT_CALLS:
+            break
+        args = positional(call)
+        if args is None or size(args) > budget:
+            continue
+        checked += 1
+        expected = reference_answer(call.name, args)
+        if expected is None:
+            continue
+        if agrees(call.name, call.result, expected, args):
+            if call.name in mutation_checked:
+                continue
+            # A right answer may still come with its arguments changed in place,
+            # which breaks a caller that goes on using them: replay once to see.
+            mutation_checked.add(call.name)
+            spoiled = _modified_arguments(replayer, caller, call, args)
+            if spoiled is not None:
+                return spoiled
+            continue
+        try:
+            replay = replayer.call(call.name, *args)
+        except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
+            continue
+        if same_value(replay.value, call.result):
+            return Spoiled(caller, call.name, args, _reference_text(expected), _describe(call.result))
+    return None
+
+
+def _modified_arguments(replayer: Replayer, caller: str, call: HelperCall, args: tuple[Any, ...]) -> Spoiled | None:
+    """A Spoiled when the helper, replayed, changes one of its arguments in place."""
+    try:
+        replay = replayer.call(call.name, *args)
+    except Exception:  # noqa: BLE001
+        return None
+    params = spec.function_spec(call.name).params
+    for param, before, after in zip(params, args, replay.args_after):
+        if isinstance(before, np.ndarray) and not (isinstance(after, wire.Numeric) and np.array_equal(
+                after.array, before)):
+            return Spoiled(caller, call.name, args, f"{param} left as it was",
+                           f"{param} changed to {_describe(after)}")
+    return None
+
+
+def _reference_text(expected: Any) -> str:
+    if isinstance(expected, tuple):
+        return "(" + ", ".join(_reference_text(e) for e in expected) + ")"
+    if isinstance(expected, np.ndarray):
+        return np.array2string(expected, precision=17, separator=", ")
+    if isinstance(expected, float) and expected == spec.NO_CONTACT:
+        return "sys.float_info.max"
+    return repr(expected)

@@ -1,0 +1,71 @@
+"""What a graded test is: a property of one rubric item, checked on many inputs.
+
+A property receives a :class:`Caller` (the runner's sandbox, or a direct
+caller in the tests) and raises :class:`PropertyFailed` with a bounded message
+when the submission breaks it, or :class:`Discard` when an input cannot test it
+fairly. Nothing here knows the reference solution or the sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol
+
+from hypothesis import strategies as st
+
+from grader.sandbox.calls import Returned
+
+#: Longest message a property gives (the rest is cut).
+MESSAGE_CAP = 600
+
+
+class Caller(Protocol):
+    """Calls one of the submission's functions: the runner's sandbox, or a direct caller in the tests.
+
+    ``call`` raises grader.sandbox.client.SubmissionError (or a subclass) when the call
+    goes wrong: missing function, exception, timeout, crash.
+    """
+
+    def call(self, name: str, *args: Any) -> Returned: ...
+
+
+class PropertyFailed(Exception):
+    """The submission broke a property; the message says expected and got."""
+
+
+class Discard(Exception):
+    """This input cannot fairly test the property (ill-conditioned): skip it."""
+
+
+def discard_unless(condition: bool) -> None:
+    if not condition:
+        raise Discard
+
+
+@dataclass(frozen=True)
+class Property:
+    """One graded test: a property of one rubric item, checked on many inputs.
+
+    item: the function (or scenario) whose points the test shares.
+    verify(caller, case): raises PropertyFailed (or lets a SubmissionError
+    through) when the submission breaks the property on ``case``.
+    """
+
+    item: str
+    name: str
+    description: str
+    strategy: st.SearchStrategy
+    verify: Callable[[Caller, Any], None]
+    hidden: bool = False
+    examples: int = 60
+
+    @property
+    def id(self) -> str:
+        return f"{self.item}: {self.name}"
+
+
+def fail(message: str) -> NoReturn:
+    if len(message) > MESSAGE_CAP:
+        message = message[: MESSAGE_CAP - 5] + " ..."
+    raise PropertyFailed(message)

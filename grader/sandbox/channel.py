@@ -1,0 +1,305 @@
+"""The grader's end of the channel to a sandboxed child: bounded, non-blocking, CPU-timed.
+
+Split from :mod:`grader.sandbox.client` (which owns the child's life): this module
+only moves bytes and measures time. The child is the submission's process, so
+nothing here trusts it: requests are written without blocking, replies are
+read without blocking and never past ``REPLY_CAP`` bytes, a flood of messages
+that answer no request is cut short, and every wait ends at the call's CPU
+limit (measured from /proc over the child and all its descendants) or at the
+wall-clock backstop.
+"""
+
+from __future__ import annotations
+
+import collections
+import fcntl
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from grader.sandbox import wire
+from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_SECONDS, REPLY_CAP, Limits
+
+#: How often a wait checks the CPU used and whether the child still lives.
+POLL_SECONDS = 0.05
+#: Messages naming another request that one wait drops before it calls it a protocol violation.
+DROPPED_CAP = 1000
+#: Bytes one wait reads from the child in all (a flood costs the grader bounded work).
+READ_CAP = 4 * REPLY_CAP
+_CHUNK = 1 << 16
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class SubmissionError(Exception):
+    """Something the submission did wrong; the message is for the student."""
+
+
+class CallTimeout(SubmissionError):
+    pass
+
+
+class ChildDied(SubmissionError):
+    pass
+
+
+class ProtocolViolation(SubmissionError):
+    """The child sent what the grader's own child never sends (the submission wrote to the channel)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one wait may cost, and what to say when it costs more."""
+
+    what: str  # who runs, e.g. "update" or "importing granularGas.py"
+    cpu_seconds: float
+    wall_seconds: float
+    cpu_message: str
+    wall_message: str
+
+    @classmethod
+    def call(cls, name: str, limits: Limits) -> Budget:
+        wall = limits.call_wall_seconds
+        return cls(name, limits.call_seconds, wall,
+                   f"{name} used more than {limits.call_seconds:g} s of CPU time in one call",
+                   f"{name} did not return: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
+                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?")
+
+    @classmethod
+    def imports(cls, limits: Limits) -> Budget:
+        what, wall = "importing granularGas.py", limits.import_wall_seconds
+        return cls(what, limits.import_seconds, wall, f"{what} used more than {limits.import_seconds:g} s of CPU time",
+                   f"{what} did not finish: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
+                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?")
+
+    @classmethod
+    def boot(cls, seconds: float) -> Budget:
+        message = f"the child did not start within {seconds:g} s"
+        return cls("the sandbox's child", seconds, seconds, message, message)
+
+
+def _stat(pid: str) -> tuple[int, int] | None:
+    """(parent pid, CPU ticks of the process and of its reaped children) from /proc; None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        # The command name may hold spaces and parentheses: the fields start after the last ')'.
+        fields = data[data.rindex(b")") + 2:].split()
+        return int(fields[1]), int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class ProcessTree:
+    """The processes descending from one root, kept up to date at little cost.
+
+    Each refresh lists /proc and reads only the processes that appeared since
+    the last one (is its parent in the tree?) and the members. A member stays
+    one while it lives, even when an orphan is adopted outside the tree. A
+    process that ends is counted in its parent's reaped-children time once
+    waited for; one that ends unreaped stays a zombie, still readable.
+    """
+
+    def __init__(self, root: int) -> None:
+        self.members = {root}
+        self._seen: set[int] = set()
+
+    def refresh(self) -> None:
+        listed = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
+        new, self._seen = listed - self._seen, listed
+        self.members &= listed
+        parents = {pid: found[0] for pid in new if (found := _stat(str(pid))) is not None}
+        grown = True
+        while grown:  # a new process may descend from another new one
+            adopted = [pid for pid, parent in parents.items() if parent in self.members]
+            self.members.update(adopted)
+            for pid in adopted:
+                del parents[pid]
+            grown = bool(adopted)
+
+    def ticks(self) -> int:
+        """CPU ticks of the members (with their reaped children)."""
+        return sum(found[1] for pid in self.members if (found := _stat(str(pid))) is not None)
+
+
+class CpuMeter:
+    """CPU seconds used by a process tree since the meter started (never less than 0)."""
+
+    def __init__(self, tree: ProcessTree) -> None:
+        self.tree = tree
+        tree.refresh()
+        self._start = tree.ticks()
+
+    def seconds(self) -> float:
+        self.tree.refresh()
+        return max(0, self.tree.ticks() - self._start) / _TICKS
+
+
+def _nonblocking(fd: int) -> None:
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+
+
+class Channel:
+    """Requests to one child process and its replies, with the CPU it used in the last wait."""
+
+    def __init__(self, process: subprocess.Popen, request_fd: int, reply_fd: int) -> None:
+        self.process, self.request_fd, self.reply_fd = process, request_fd, reply_fd
+        _nonblocking(request_fd)
+        _nonblocking(reply_fd)
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer known to hold no newline
+        self._read_bytes = 0
+        self._dropped = 0
+        self._tree = ProcessTree(process.pid)
+        #: CPU seconds the child's processes used during the last exchange (so far, while it runs).
+        self.cpu_used = 0.0
+
+    def close(self) -> None:
+        for fd in (self.request_fd, self.reply_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def exchange(self, payload: bytes, request_id: int, n_args: int | None, budget: Budget) -> wire.Reply:
+        """Send ``payload`` and wait for the reply naming ``request_id`` (see wire.decode_reply for n_args).
+
+        Raises CallTimeout, ChildDied or ProtocolViolation; never blocks past the budget.
+        """
+        started = time.monotonic()
+        meter = CpuMeter(self._tree)
+        self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
+        self._samples: collections.deque[tuple[float, float]] = collections.deque()
+        pending = memoryview(payload)
+        next_check = started + POLL_SECONDS
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.reply_fd, selectors.EVENT_READ)
+            if pending:
+                selector.register(self.request_fd, selectors.EVENT_WRITE)
+            while True:
+                for key, _ in selector.select(POLL_SECONDS):
+                    if key.fd == self.request_fd:
+                        pending = self._write(pending)
+                        if not pending:
+                            selector.unregister(self.request_fd)
+                    elif self._read() < 0:
+                        return self._last_words(request_id, n_args, budget)
+                reply = self._reply(request_id, n_args, budget.what)
+                if reply is not None:
+                    self._measure(meter)
+                    return reply
+                if time.monotonic() >= next_check:
+                    next_check = time.monotonic() + POLL_SECONDS
+                    self._check(meter, started, budget)
+                    if self.process.poll() is not None:
+                        return self._last_words(request_id, n_args, budget)
+
+    def _write(self, pending: memoryview) -> memoryview:
+        try:
+            return pending[os.write(self.request_fd, pending[:_CHUNK]):]
+        except BlockingIOError:
+            return pending
+        except OSError:  # the child closed its end: its death or its silence shows in the wait
+            return pending[len(pending):]
+
+    def _read(self) -> int:
+        """Bytes read (0: nothing there now); -1 at the end of the channel."""
+        room = REPLY_CAP + 1 - len(self._buffer)
+        if room <= 0:  # complete lines wait in the buffer: read on once they are taken
+            return 0
+        try:
+            chunk = os.read(self.reply_fd, min(_CHUNK, room))
+        except BlockingIOError:
+            return 0
+        except OSError:
+            return -1
+        if not chunk:
+            return -1
+        self._buffer += chunk
+        self._read_bytes += len(chunk)
+        return len(chunk)
+
+    def _line(self, what: str) -> bytes | None:
+        """The next complete line in the buffer, if any."""
+        end = self._buffer.find(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(self._buffer)
+            if len(self._buffer) > REPLY_CAP:
+                raise self._violation(what, f"a reply longer than {REPLY_CAP} bytes")
+            return None
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
+        self._scanned = 0
+        return line
+
+    def _reply(self, request_id: int, n_args: int | None, what: str) -> wire.Reply | None:
+        """The reply naming ``request_id`` among the complete lines read so far; others are dropped."""
+        while (line := self._line(what)) is not None:
+            try:
+                named, obj = wire.parse_line(line)
+                if named == request_id:
+                    return wire.decode_reply(obj, n_args)
+            except wire.MalformedReply as exc:
+                raise self._violation(what, str(exc)) from None
+            self._dropped += 1
+            if self._dropped > DROPPED_CAP:
+                raise self._violation(what, f"more than {DROPPED_CAP} messages that answer no request")
+        if self._read_bytes > READ_CAP:
+            raise self._violation(what, f"more than {READ_CAP} bytes in one call")
+        return None
+
+    @staticmethod
+    def _violation(what: str, reason: str) -> ProtocolViolation:
+        return ProtocolViolation(f"{what} broke the grader's protocol ({reason}): the submission must not write "
+                                 "to the grader's channel")
+
+    def _measure(self, meter: CpuMeter) -> None:
+        self.cpu_used = max(self.cpu_used, meter.seconds())
+
+    def _check(self, meter: CpuMeter, started: float, budget: Budget) -> None:
+        self._measure(meter)
+        if self.cpu_used > budget.cpu_seconds:
+            raise CallTimeout(budget.cpu_message)
+        now = time.monotonic()
+        if now - started > budget.wall_seconds:
+            raise CallTimeout(budget.wall_message)
+        # (wall time, CPU used) samples of the last IDLE_SECONDS: a call past its
+        # CPU limit in wall time that hardly computes in that window is waiting.
+        self._samples.append((now, self.cpu_used))
+        while self._samples and self._samples[0][0] < now - IDLE_SECONDS:
+            self._samples.popleft()
+        oldest, cpu_then = self._samples[0]
+        if (now - started > budget.cpu_seconds + IDLE_SECONDS and now - oldest >= IDLE_SECONDS * 0.9
+                and self.cpu_used - cpu_then < IDLE_CPU_FRACTION * (now - oldest)):
+            raise CallTimeout(budget.wall_message)
+
+    def _last_words(self, request_id: int, n_args: int | None, budget: Budget) -> wire.Reply:
+        """The channel ended or the process exited: a reply already sent, else ChildDied."""
+        while self._read() > 0:
+            pass
+        reply = self._reply(request_id, n_args, budget.what)
+        if reply is not None:
+            return reply
+        raise ChildDied(self._death(budget.what))
+
+    def _death(self, what: str) -> str:
+        try:
+            code = self.process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return f"{what} closed the grader's channel"
+        if code < 0 or code > 128:
+            number = -code if code < 0 else code - 128
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = f"signal {number}"
+            reason = {"SIGXCPU": "used up its CPU time", "SIGKILL": "was killed (out of memory?)",
+                      "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
+            return f"{what}: the process {reason} (exit code {code})"
+        return f"{what} ended the process (exit code {code}, e.g. os._exit or sys.exit)"

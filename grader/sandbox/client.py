@@ -1,0 +1,269 @@
+"""Run a submission's functions in a separate, fenced-in process.
+
+The submission is imported by :mod:`grader.sandbox.child` in a child started
+in a :class:`grader.sandbox.isolation.Box`. The child runs the submission's own code
+only: nothing computed by the reference ever reaches it. Its calls between its
+own functions are recorded (:class:`grader.sandbox.calls.HelperCall`).
+
+Time limits count CPU time, measured here from /proc over the child and all
+its descendants (the wall clock is only a generous backstop), so the same file
+gets the same grade on a busy machine. A call that times out, kills the child
+or breaks the protocol costs that call only: the box is emptied and the next
+call starts a fresh child (importing the file again). A function that used
+``limits.function_seconds`` of CPU over its calls is not called again.
+
+The child is the submission's process: everything it sends is bounded and
+checked (:mod:`grader.sandbox.wire`), requests are written without blocking, and a
+reply is never read past ``limits.REPLY_CAP`` bytes. A child that cannot even
+start (before the submission is imported) is the grader's fault:
+:class:`grader.errors.SandboxFault`, never the student's 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from grader import spec
+from grader.errors import SandboxFault
+from grader.sandbox import calls, isolation, wire
+from grader.sandbox.calls import Returned
+from grader.sandbox.channel import Budget, CallTimeout, Channel, ChildDied, ProtocolViolation, SubmissionError
+from grader.spec.limits import OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
+
+__all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
+           "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
+
+CHILD = Path(__file__).with_name("child.py")
+
+#: Seconds (wall clock, and CPU) for the interpreter and numpy to start, before the submission is imported.
+BOOT_SECONDS = 60.0
+#: Numbers in one argument of a helper call past which it is recorded as too large.
+RECORD_CAP = 10_000
+
+_HINTS = {
+    "RecursionError": ": the recursive version of update runs out of stack past ~1000 contacts in one dt; "
+                      "write update as a loop",
+    "NotImplementedError": ": this function is not written yet",
+}
+
+
+class FunctionMissing(SubmissionError):
+    pass
+
+
+class CallRaised(SubmissionError):
+    """The function raised ``error`` (its type name); the helper calls it made before, as in Returned."""
+
+    def __init__(self, message: str, error: str, helper_calls: tuple[calls.HelperCall, ...] = (),
+                 helper_calls_total: int = 0):
+        super().__init__(message)
+        self.error = error
+        self.helper_calls = helper_calls
+        self.helper_calls_total = helper_calls_total
+
+
+class ImportFailed(SubmissionError):
+    pass
+
+
+def _config(limits: Limits, site: tuple[str, ...]) -> str:
+    return json.dumps({"functions": list(spec.FUNCTION_NAMES), "site": list(site), "kept": calls.HELPER_CALLS_KEPT,
+                       "max_kept": calls.AUDIT_CALLS_KEPT,
+                       "record_cap": RECORD_CAP, "reply_cap": REPLY_CAP, "text_cap": TEXT_CAP,
+                       "output_cap": OUTPUT_CAP})
+
+
+class Sandbox:
+    """A submission imported in a child process, called function by function."""
+
+    def __init__(self, path: str | os.PathLike, limits: Limits = Limits(), hide: tuple[Path, ...] = ()):
+        """hide: folders the submission must not see (other submissions, the output)."""
+        self.path = Path(path)
+        self.limits = limits
+        self.box = isolation.Box(self.path, CHILD, limits, tuple(map(Path, hide)))
+        #: The isolation in force (strong or not), and what fenced the submission in, for the report.
+        self.probe = self.box.probe
+        self.protections = self.probe.protections
+        self.functions: frozenset[str] = frozenset()
+        self.import_error: str | None = None
+        self.import_failure: SubmissionError | None = None
+        #: CPU seconds each function used over all its calls.
+        self.spent: dict[str, float] = {}
+        self._channel: Channel | None = None
+        self._request_id = 0
+
+    # -- the child's life -----------------------------------------------------
+    def start(self) -> None:
+        """Start the child and import the submission; SandboxFault if the sandbox cannot start.
+
+        A failed import is recorded in ``import_failure`` / ``import_error`` (final).
+        """
+        if self._channel is not None or self.import_failure is not None:
+            return
+        fault: SandboxFault | None = None
+        for _attempt in range(2):  # a start that fails once may be the machine's hiccup
+            try:
+                self._channel = self._boot()
+                break
+            except SandboxFault as exc:
+                fault = exc
+                self._stop()
+        else:
+            assert fault is not None
+            raise fault
+        self._import()
+
+    def _boot(self) -> Channel:
+        """A child that imported numpy and waits for the submission's import."""
+        request_read, request_write = os.pipe()
+        reply_read, reply_write = os.pipe()
+        try:
+            args = [str(request_read), str(reply_write), self.box.submission_inside, _config(self.limits,
+                                                                                             self.box.site_inside)]
+            process = self.box.popen(args, (request_read, reply_write))
+        except OSError as exc:
+            for fd in (request_read, request_write, reply_read, reply_write):
+                os.close(fd)
+            raise SandboxFault(f"the sandbox could not start: {exc}") from None
+        os.close(request_read)
+        os.close(reply_write)
+        channel = Channel(process, request_write, reply_read)
+        self._channel = channel
+        try:
+            reply = channel.exchange(b"", 0, None, Budget.boot(BOOT_SECONDS))
+        except SubmissionError as exc:
+            code = process.poll()
+            why = str(exc) if code is None else f"its process ended with exit code {code} before it was ready"
+            raise SandboxFault(f"the sandbox could not start: {why}; the child printed: "
+                               f"{wire.cap(self.box.output(OUTPUT_CAP)[-1000:], 1000)!r}") from None
+        if not isinstance(reply, wire.Booted):
+            raise SandboxFault("the sandbox could not start: the child's first message was not 'booted'")
+        return channel
+
+    def _import(self) -> None:
+        assert self._channel is not None
+        try:
+            reply = self._channel.exchange(b"", 0, None, Budget.imports(self.limits))
+            if isinstance(reply, wire.Raised):
+                raise ImportFailed(f"importing granularGas.py raised {reply.error}: {reply.message}{reply.where}")
+            if not isinstance(reply, wire.Ready):
+                raise ProtocolViolation("importing granularGas.py broke the grader's protocol: it sent "
+                                        "'booted' twice")
+        except SubmissionError as exc:
+            self.import_error, self.import_failure = str(exc), exc
+            self._stop()
+            return
+        self.functions = reply.functions
+
+    def _stop(self) -> None:
+        """Kill every process of the box; the next call starts a fresh child."""
+        if self._channel is None:
+            return
+        self.box.kill_all()
+        self._channel.close()
+        self._channel = None
+
+    def close(self) -> None:
+        try:
+            self._stop()
+        finally:
+            self.box.close()
+
+    def __enter__(self) -> Sandbox:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def output(self, limit: int = OUTPUT_CAP) -> str:
+        """The start of what the submission printed (stdout then stderr), at most ``limit`` bytes read."""
+        return self.box.output(min(limit, OUTPUT_CAP))
+
+    # -- calls ------------------------------------------------------------------
+    def call(self, name: str, *args: Any, record: int = calls.HELPER_CALLS_KEPT) -> Returned:
+        """Call the submission's ``name(*args)`` in the child; SubmissionError if it goes wrong.
+
+        record: how many of its calls to its other functions the child records
+        (at most calls.AUDIT_CALLS_KEPT). SandboxFault if the child cannot be (re)started.
+        """
+        record = max(0, min(record, calls.AUDIT_CALLS_KEPT))
+        self.start()  # after a timeout or a crash; a failed import is final
+        if self.import_failure is not None:
+            raise ImportFailed(self.import_error or "granularGas.py could not be imported")
+        if name not in self.functions:
+            raise FunctionMissing(f"granularGas.py defines no function {name}()")
+        spent = self.spent.get(name, 0.0)
+        if spent >= self.limits.function_seconds:
+            raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
+                              "it is far too slow")
+        self._request_id += 1
+        payload = (json.dumps({"call": name, "args": [wire.encode_arg(a) for a in args], "id": self._request_id,
+                               "kept": record}) + "\n").encode()
+        channel = self._channel
+        assert channel is not None
+        try:
+            reply = channel.exchange(payload, self._request_id, len(args), Budget.call(name, self.limits))
+        except SubmissionError:
+            self._stop()
+            raise
+        finally:
+            self.spent[name] = spent + channel.cpu_used
+        if isinstance(reply, wire.Raised):
+            raise CallRaised(f"{name} raised {reply.error}: {reply.message}{reply.where}{_HINTS.get(reply.error, '')}",
+                             reply.error, reply.helper_calls, reply.helper_calls_total)
+        if not isinstance(reply, wire.Answer):
+            self._stop()
+            raise ProtocolViolation(f"{name} broke the grader's protocol: its reply is not an answer to a call")
+        return Returned(reply.value, reply.args_after, reply.helper_calls, reply.helper_calls_total,
+                        channel.cpu_used)
+
+
+# -- self-test ----------------------------------------------------------------------
+
+SELFTEST_SOURCE = '''import numpy as np
+
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    return float(np.dot(x1, x2) + R1 * R2)
+'''
+
+_selftested: set[Limits] = set()
+
+
+def selftest(limits: Limits) -> None:
+    """Start a sandbox on a tiny correct file and call it; SandboxFault naming the cause if that fails.
+
+    Cached per process (per limits): run it before grading, so that a broken
+    sandbox is reported as the grader's fault and never as students' zeros.
+    """
+    if limits in _selftested:
+        return
+    import numpy as np
+
+    x1, x2 = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    with tempfile.TemporaryDirectory(prefix="granular-selftest-") as folder:
+        path = Path(folder) / spec.FILE_NAME
+        path.write_text(SELFTEST_SOURCE)
+        try:
+            with Sandbox(path, limits) as sandbox:
+                if sandbox.import_failure is not None:
+                    raise SandboxFault(f"the sandbox self-test could not import a correct file: {sandbox.import_error}")
+                returned = sandbox.call("contact_time_grains", x1, x2, x1, x2, 0.5, 2.0)
+        except SubmissionError as exc:
+            raise SandboxFault(f"the sandbox self-test failed: {exc}") from None
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SandboxFault(f"the sandbox self-test could not run: {exc}") from None
+    value = returned.value
+    if not (isinstance(value, wire.Numeric) and value.array.shape == () and float(value.array) == 12.0):
+        raise SandboxFault(f"the sandbox self-test got a wrong answer: {wire.describe(value)} instead of 12.0")
+    _selftested.add(limits)

@@ -77,7 +77,7 @@ def main() -> None:
             found = scan(subs)
             outcomes = batch.run(list(found.submissions), subs, out, options, io.StringIO(), skipped=found.skipped)
             wall = time.perf_counter() - started
-            seconds = [o.results["execution_time"] for o in outcomes if o.results] or [0.0]
+            seconds = [o.results.seconds for o in outcomes if o.results] or [0.0]
             statuses: dict[str, int] = {}
             for o in outcomes:
                 key = o.status.split(":")[0]

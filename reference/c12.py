@@ -24,8 +24,10 @@ bound as e decreases to e_c, and near it double precision miscounts them
 high-precision mode repeats the count with mpmath at increasing precision
 until it no longer changes.
 
-    python -m reference.c12 --json [--plots DIR]
+    python -m reference.c12 --json [--plots DIR [--format svg|pdf|png]] [--samples N]
     python -m reference.c12 --e 0.172 --digits 50 --json
+
+The figures are drawn by reference/c12_plots.py.
 """
 
 from __future__ import annotations
@@ -224,13 +226,21 @@ def half_speed_e(v0: float = V0) -> float:
 
 
 def monte_carlo(n: int = 10_000, mean: float = 0.5, sd: float = 0.05, seed: int = 12) -> dict:
-    """c2: final v4 for e ~ N(mean, sd): mean, standard deviation, 95 % interval of the mean."""
+    """c2: final v4 for e ~ N(mean, sd).
+
+    ci95: the 95 % confidence interval of the mean v4 (mean +- 1.96 s / sqrt(n),
+    as both papers give it); central95: the interval holding the central 95 %
+    of the final v4 themselves, the 2.5th and 97.5th percentiles of the samples.
+    """
+    if n < 2:
+        raise C12Error(f"n = {n}: the Monte Carlo needs at least 2 samples")
     rng = np.random.default_rng(seed)
     es = np.clip(rng.normal(mean, sd, n), 0.0, 1.0)
     v4 = np.array([final_velocities(e)[-1] for e in es])
     m, s = float(v4.mean()), float(v4.std(ddof=1))
     half = 1.959963984540054 * s / math.sqrt(n)
-    return {"n": n, "mean": m, "std": s, "ci95": [m - half, m + half], "samples": v4}
+    return {"n": n, "mean": m, "std": s, "ci95": [m - half, m + half],
+            "central95": [float(q) for q in np.percentile(v4, [2.5, 97.5])], "samples": v4}
 
 
 def sweep(es: list[float]) -> tuple[list[int], list[list[float]]]:
@@ -242,11 +252,31 @@ def sweep(es: list[float]) -> tuple[list[int], list[list[float]]]:
 SWEEP_E = [round(0.175 + 0.005 * k, 3) for k in range(166)]  # 0.175 ... 1.0
 
 
-def high_precision(e: float, digits: int | None = None, max_collisions: int = 10_000_000) -> dict:
-    """Collisions for one e in mpmath arithmetic.
+def _counts(run: RowRun, number_of_digits: int | None) -> dict:
+    """Both counts of a run until no pair approaches: in [0, T_END] and in all, and the last collision's time."""
+    window = sum(1 for c in run.collisions if c.t <= T_END)
+    last = float(run.collisions[-1].t) if run.collisions else 0.0
+    return {"digits": number_of_digits, "window": window, "total": len(run.collisions), "last_t": last,
+            "settled": run.settled, "v": [float(u) for u in run.velocities]}
 
-    digits: the precision (decimal digits). None: start at 30 and double until
-    two successive precisions give the same count (the convergence check).
+
+def float_counts(e: float, max_collisions: int = 10_000_000) -> dict:
+    """Both counts in double precision (the event-oriented solution, gaps as the state)."""
+    _check_e(e)
+    return _counts(event_row(e, t_end=math.inf, max_collisions=max_collisions), None)
+
+
+def high_precision(e: float, digits: int | None = None, max_collisions: int = 10_000_000,
+                   max_digits: int | None = None) -> dict:
+    """Collisions for one e in mpmath arithmetic, run until no pair approaches.
+
+    Reports ``window`` (collisions in [0, T_END], also as ``n``), ``total``
+    and ``last_t`` (the time of the last collision), with the double-precision
+    counts beside (``float``). digits: the precision (decimal digits). None:
+    start at 30 and double until two successive precisions give the same
+    counts (the convergence check), at most ``max_digits`` (default: 16 000
+    above e_c, where 14 770 collisions at e = 0.1715729 need 3 840; 240 at or
+    below e_c, where the counts grow with the digits without end: collapse).
     """
     import mpmath
 
@@ -254,137 +284,81 @@ def high_precision(e: float, digits: int | None = None, max_collisions: int = 10
     if digits is not None and digits < 15:
         raise C12Error(f"--digits {digits}: give at least 15 (double precision has about 16)")
 
-    def count(d: int) -> RowRun:
+    def count(d: int) -> dict:
         with mpmath.workdps(d):
-            return event_row(mpmath.mpf(str(e)), t_end=T_END, number=mpmath.mpf, max_collisions=max_collisions)
+            run = event_row(mpmath.mpf(str(e)), t_end=math.inf, number=mpmath.mpf, max_collisions=max_collisions)
+        return _counts(run, d)
 
+    if max_digits is None:
+        max_digits = 16_000 if e > CRITICAL_E else 240
     if digits is not None:
-        run = count(digits)
-        tried = [(digits, len(run.collisions))]
+        out = count(digits)
+        tried = [(digits, out["window"], out["total"])]
     else:
-        digits, run = 30, count(30)
-        tried = [(digits, len(run.collisions))]
-        while True:
-            digits *= 2
-            finer = count(digits)
-            tried.append((digits, len(finer.collisions)))
-            stable = len(finer.collisions) == len(run.collisions)
-            run = finer
-            if stable or digits > 2000:
+        out = count(30)
+        tried = [(30, out["window"], out["total"])]
+        while 2 * out["digits"] <= max_digits:
+            finer = count(2 * out["digits"])
+            tried.append((finer["digits"], finer["window"], finer["total"]))
+            stable = (finer["window"], finer["total"]) == (out["window"], out["total"])
+            out = finer
+            if stable:
                 break
-    return {"e": float(e), "digits": digits, "n": len(run.collisions), "v": [float(u) for u in run.velocities],
-            "converged": len(tried) > 1 and tried[-1][1] == tried[-2][1], "tried": tried,
-            "settled": run.settled}
+    converged = len(tried) > 1 and tried[-1][1:] == tried[-2][1:]
+    return {"e": float(e), **out, "n": out["window"], "converged": converged, "tried": tried,
+            "float": {k: v for k, v in float_counts(e, max_collisions).items() if k in ("window", "total", "last_t")}}
+
+
+def table(collisions: list[Collision]) -> list[dict]:
+    """A collision table as JSON: time and pair (spheres numbered from 1)."""
+    return [{"t": float(c.t), "pair": list(c.pair)} for c in collisions]
 
 
 def results(monte_carlo_n: int = 10_000) -> dict:
-    """Every task's result, as printed by ``--json``."""
-    table = event_row(0.2, t_end=T_END).collisions
+    """Every task's result, as printed by ``--json``.
+
+    a1 holds both collision tables for e = 0.2: the exact event-oriented one
+    ("collisions") and the time-oriented one of the spreadsheet ("time_grid").
+    """
     e_qp = quasi_plastic_e()
     n, v = sweep(SWEEP_E)
     mc = monte_carlo(monte_carlo_n)
     return {
-        "a1": {"collisions": [{"t": float(c.t), "pair": list(c.pair)} for c in table]},
+        "a1": {"e": 0.2, "collisions": table(event_row(0.2, t_end=T_END).collisions),
+               "time_grid": {"dt": SPREADSHEET_DT, "collisions": table(time_row(0.2).collisions)}},
         "a2": {"elastic": final_velocities(1.0), "quasi_plastic_e": e_qp, "quasi_plastic": final_velocities(e_qp)},
         "b1": {"e": SWEEP_E, "n": n},
         "b2": {"e": SWEEP_E, "v": v},
         "c1": {"e": half_speed_e()},
-        "c2": {k: mc[k] for k in ("n", "mean", "std", "ci95")},
+        "c2": {k: mc[k] for k in ("n", "mean", "std", "ci95", "central95")},
     }
-
-
-def write_plots(folder: Path, data: dict | None = None) -> list[Path]:
-    """The benchmark's figures as PNG files in ``folder``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    folder.mkdir(parents=True, exist_ok=True)
-    data = data or results()
-    written = []
-
-    def save(fig: Figure, name: str) -> None:
-        fig.tight_layout()
-        fig.savefig(folder / name, dpi=120)
-        written.append(folder / name)
-
-    exact = event_row(0.2, t_end=T_END, history=True)
-    grid = time_row(0.2)
-    fig = Figure(figsize=(8, 6))
-    top, bottom = fig.subplots(2, 1, sharex=True)
-    t_e = [float(t) for t, _ in exact.history]
-    x_e = np.array([[float(p) for p in xs] for _, xs in exact.history])
-    t_g = [t for t, _ in grid.history]
-    x_g = np.array([xs for _, xs in grid.history])
-    for k in range(4):
-        top.plot(t_e, x_e[:, k], label=f"sphere {k + 1}")
-        top.plot(t_g, x_g[:, k], ":", color=top.lines[-1].get_color())
-    for k in range(3):
-        bottom.plot(t_e, x_e[:, k + 1] - x_e[:, k] - DIAMETER, label=f"gap {k + 1}-{k + 2} (events)")
-        bottom.plot(t_g, x_g[:, k + 1] - x_g[:, k] - DIAMETER, ":", color=bottom.lines[-1].get_color())
-    top.set_ylabel("position")
-    top.legend(fontsize=8)
-    top.set_title("a1: e = 0.2, exact events (solid) and time grid dt = 0.05 (dotted)")
-    bottom.set_ylabel("gap")
-    bottom.set_xlabel("t")
-    bottom.legend(fontsize=8)
-    save(fig, "a1_positions_and_gaps.png")
-
-    fig = Figure(figsize=(7, 4))
-    ax = fig.subplots()
-    ax.semilogy(data["b1"]["e"], data["b1"]["n"], ".-")
-    ax.axvline(CRITICAL_E, color="grey", ls="--", label=f"collapse threshold e_c = {CRITICAL_E:.5f}")
-    ax.set_xlabel("e")
-    ax.set_ylabel("number of collisions")
-    ax.set_title("b1: collisions as a function of e")
-    ax.legend()
-    save(fig, "b1_collisions.png")
-
-    fig = Figure(figsize=(7, 4))
-    ax = fig.subplots()
-    velocities = np.array(data["b2"]["v"])
-    for k in range(4):
-        ax.plot(data["b2"]["e"], velocities[:, k], label=f"v{k + 1}")
-    ax.axvline(data["a2"]["quasi_plastic_e"], color="grey", ls="--", label="quasi-plastic e")
-    ax.set_xlabel("e")
-    ax.set_ylabel("final velocity")
-    ax.set_title("b2: final velocities as a function of e")
-    ax.legend()
-    save(fig, "b2_final_velocities.png")
-
-    mc = monte_carlo(data["c2"]["n"])
-    fig = Figure(figsize=(7, 4))
-    ax = fig.subplots()
-    ax.hist(mc["samples"], bins=40, density=True, color="#3b6ea8", edgecolor="white")
-    ax.axvline(mc["mean"], color="black", label=f"mean {mc['mean']:.4f}")
-    ax.set_xlabel("final v4")
-    ax.set_ylabel("density")
-    ax.set_title(f"c2: e ~ N(0.5, 0.05), {mc['n']} samples")
-    ax.legend()
-    save(fig, "c2_histogram.png")
-    return written
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reference.c12", description="ARGESIM benchmark C12")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--plots", metavar="DIR", help="write the figures into DIR")
+    parser.add_argument("--format", default="png", help="figure format: png (default), svg or pdf")
+    parser.add_argument("--samples", type=int, default=10_000, help="Monte Carlo samples for c2 (default 10000)")
     parser.add_argument("--e", type=float, help="one restitution coefficient, in high precision (mpmath)")
     parser.add_argument("--digits", type=int, help="decimal digits for --e (default: until the count is stable)")
     args = parser.parse_args(argv)
     try:
         if args.e is not None:
             out = high_precision(args.e, args.digits)
-            print(json.dumps({k: out[k] for k in ("e", "digits", "n", "v")}) if args.json else
-                  f"e = {out['e']}: {out['n']} collisions with {out['digits']} digits "
-                  f"(counts by digits: {out['tried']}); final velocities {out['v']}")
+            keys = ("e", "digits", "converged", "window", "total", "last_t", "float", "v")
+            print(json.dumps({k: out[k] for k in keys}) if args.json else
+                  f"e = {out['e']}: {out['window']} collisions in [0, {T_END:g}], {out['total']} in all (the last at "
+                  f"t = {out['last_t']:.6g}) with {out['digits']} digits (window and total counts by digits: "
+                  f"{out['tried']}); in double precision {out['float']['window']} and {out['float']['total']}; "
+                  f"final velocities {out['v']}")
             return 0
         if args.digits is not None:
             raise C12Error("--digits goes with --e VALUE")
-        data = results()
-        if args.plots:
-            for path in write_plots(Path(args.plots), data):
+        plots = _plotting(args.plots, args.format)
+        data = results(args.samples)
+        if plots is not None:
+            for path in plots.write_plots(Path(args.plots), data, args.format):
                 print(f"wrote {path}", file=sys.stderr)
         if args.json or not args.plots:
             print(json.dumps(data))
@@ -394,5 +368,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _plotting(folder: str | None, fmt: str) -> Any:
+    """The plotting module if figures were asked for, after checking --format (before any work)."""
+    if folder is None:
+        if fmt != "png":
+            raise C12Error(f"--format {fmt} goes with --plots DIR")
+        return None
+    try:
+        from reference import c12_plots, figures
+    except ImportError as exc:
+        raise C12Error(f"--plots cannot load the plotting code ({exc}); it needs matplotlib: "
+                       "pip install matplotlib") from None
+    figures.check_format(fmt, C12Error)
+    return c12_plots
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, not this __main__ copy: the plotting module raises
+    # reference.c12's error class, which this copy's except clause would not know.
+    from reference.c12 import main as imported_main
+
+    sys.exit(imported_main())

@@ -133,13 +133,3 @@ def grain_impulse(
     dv1 = -((1.0 + r) * m2 / total * un)[..., None] * n
     dv2 = ((1.0 + r) * m1 / total * un)[..., None] * n
     return dv1, dv2
-
-
-def kinetic_energy(v: np.ndarray, m: np.ndarray) -> float:
-    """Total kinetic energy of grains, v shape (n, 2), m shape (n,)."""
-    return float(0.5 * np.sum(np.asarray(m) * _dot(v, v)))
-
-
-def momentum(v: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Total momentum of grains, shape (2,)."""
-    return np.sum(np.asarray(m)[:, None] * np.asarray(v), axis=0)

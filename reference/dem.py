@@ -16,7 +16,9 @@ diameters 1, masses 0.05, v1 = 0, v2 = (-1, -1, 0); restitution e.
 For this force law the contact lasts a quarter period on each branch:
     T = (pi / 2) sqrt(mu / k) (1 + 1 / e).
 
-    python -m reference.dem --json [--plots DIR]
+    python -m reference.dem --json [--plots DIR [--format svg|pdf|png]]
+
+The figures are drawn by reference/dem_plots.py.
 """
 
 from __future__ import annotations
@@ -205,44 +207,35 @@ def results() -> dict:
     }
 
 
-def write_plots(folder: Path) -> list[Path]:
-    """Overlap and contact force over time, for every e."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    folder.mkdir(parents=True, exist_ok=True)
-    fig = Figure(figsize=(8, 6))
-    top, bottom = fig.subplots(2, 1, sharex=True)
-    for e in RESTITUTIONS:
-        run = soft_sphere_run(e)
-        window = run.t >= contact_time() - 0.005
-        top.plot(run.t[window] * 1e3, np.maximum(run.reach[window], 0) * 1e3, label=f"e = {e}")
-        bottom.plot(run.t[window] * 1e3, run.force[window], label=f"e = {e}")
-    top.set_ylabel("overlap (mm)")
-    top.set_title("Soft-sphere contact: linear spring, unloading stiffness k e²")
-    top.legend()
-    bottom.set_ylabel("contact force (N)")
-    bottom.set_xlabel("t (ms)")
-    fig.tight_layout()
-    path = folder / "dem_overlap_and_force.png"
-    fig.savefig(path, dpi=120)
-    return [path]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reference.dem", description="Hard vs soft sphere, two particles")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--plots", metavar="DIR", help="write the figures into DIR")
+    parser.add_argument("--format", default="png", help="figure format: png (default), svg or pdf")
     args = parser.parse_args(argv)
-    if args.plots:
-        for path in write_plots(Path(args.plots)):
-            print(f"wrote {path}", file=sys.stderr)
-    if args.json or not args.plots:
-        print(json.dumps(results()))
-    return 0
+    try:
+        if args.plots is None:
+            if args.format != "png":
+                raise DEMError(f"--format {args.format} goes with --plots DIR")
+        else:
+            try:
+                from reference import dem_plots
+            except ImportError as exc:
+                raise DEMError(f"--plots cannot load the plotting code ({exc}); it needs matplotlib: "
+                               "pip install matplotlib") from None
+            for path in dem_plots.write_plots(Path(args.plots), args.format):
+                print(f"wrote {path}", file=sys.stderr)
+        if args.json or not args.plots:
+            print(json.dumps(results()))
+        return 0
+    except DEMError as exc:
+        print(f"reference.dem: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, not this __main__ copy: the plotting module raises
+    # reference.dem's error class, which this copy's except clause would not know.
+    from reference.dem import main as imported_main
+
+    sys.exit(imported_main())

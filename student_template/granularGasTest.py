@@ -4,7 +4,7 @@ Examples (from the folder holding granularGas.py):
 
     python granularGasTest.py                          # one grain in the box
     python granularGasTest.py --scenario head_on
-    python granularGasTest.py --scenario gas --grains 80 --r 0.9
+    python granularGasTest.py --scenario gas --grains 80 --r 0.8
     python granularGasTest.py --scenario gas --save gas.gif   # .gif, .mp4 or .html
 
 The grains are coloured by speed; the lower panels show the kinetic energy
@@ -14,9 +14,11 @@ event-driven method does. Without a display, the animation is saved to a file
 instead of shown.
 
 With the grader installed (the student kit), this shows the grader's view:
-your granularGas.py runs in the grader's sandbox, next to the reference when
-the reference is installed, with overlapping grains and grains outside the
-box marked in red (--simple: the plain view, your file imported directly).
+your granularGas.py runs in the grader's sandbox, next to the reference's
+gas, with overlapping grains and grains outside the box marked in red
+(--simple: the plain view, your file imported directly). The kit holds the
+reference's runs of the standard scenarios at their default settings (the
+gas: 30 grains, seed 0); with other settings your gas is shown alone.
 """
 
 import argparse
@@ -78,18 +80,18 @@ def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", default=os.path.join(here, "granularGas.py"), help="granularGas.py to animate")
-    parser.add_argument("--scenario", default="single", choices=["single", "head_on", "unequal", "gas"])
-    parser.add_argument("--grains", type=int, default=50, help="number of grains of the gas scenario")
-    parser.add_argument("--seed", type=int, default=1, help="random seed of the gas scenario")
-    parser.add_argument("--r", type=float, default=1.0, help="restitution coefficient in [0, 1]")
-    parser.add_argument("--dt", type=float, default=0.02, help="data-writing interval")
-    parser.add_argument("--duration", type=float, default=4.0, help="simulated time")
+    parser.add_argument("--scenario", default="single", choices=["single", "head_on", "unequal", "c12", "dem", "gas"])
+    parser.add_argument("--grains", type=int, default=30, help="number of grains of the gas scenario (default 30)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the gas scenario (default 0)")
+    parser.add_argument("--r", type=float, help="restitution coefficient in [0, 1] (default: the scenario's)")
+    parser.add_argument("--dt", type=float, help="data-writing interval (default: the scenario's)")
+    parser.add_argument("--duration", type=float, help="simulated time (default: the scenario's)")
     parser.add_argument("--save", help="write the animation to this .gif, .mp4 or .html file")
     parser.add_argument("--simple", action="store_true", help="plain view, without the grader")
     args = parser.parse_args(argv)
-    if not 0 <= args.r <= 1:
+    if args.r is not None and not 0 <= args.r <= 1:
         parser.error(f"--r {args.r}: the restitution coefficient must lie in [0, 1]")
-    if args.dt <= 0 or args.duration <= 0:
+    if (args.dt is not None and args.dt <= 0) or (args.duration is not None and args.duration <= 0):
         parser.error("--dt and --duration must be > 0")
 
     import matplotlib
@@ -108,6 +110,13 @@ def main(argv=None):
     from matplotlib.animation import FuncAnimation
     from matplotlib.collections import EllipseCollection
 
+    if args.scenario in ("c12", "dem"):
+        sys.exit(f"--scenario {args.scenario} needs the grader (the student kit); the plain view has single, "
+                 "head_on, unequal and gas")
+    # The plain view's own defaults.
+    args.r = 1.0 if args.r is None else args.r
+    args.dt = 0.02 if args.dt is None else args.dt
+    args.duration = 4.0 if args.duration is None else args.duration
     gas = load(args.impl)
     x, v, R, m = initial_conditions(args.scenario, args.grains, args.seed)
     w = box()
@@ -161,23 +170,26 @@ def show_grader_view(view, args, headless):
     """The grader's animation: the sandbox, the reference beside, red marks."""
     try:
         scenario = view.scenario(args.scenario, args.grains, args.seed, args.duration, args.r)
-        runs = view.simulate(args.impl, scenario.with_(dt=args.dt))
+        runs = view.simulate(args.impl, scenario if args.dt is None else scenario.with_(dt=args.dt))
     except view.AnimationError as exc:
         sys.exit(str(exc))
     if runs.student.error and len(runs.student.times) == 1:
-        sys.exit(f"{args.impl}: your update {runs.student.error}")
+        sys.exit(f"{args.impl}: your update stopped {runs.student.error}")
     target = args.save or ("granularGas.gif" if headless else None)
-    animation = view.build(runs, window=target is None)
+    movie = view.build(runs, window=target is None)
     if target:
         try:
-            view.save(animation, target)
+            view.save(movie, target)
         except view.AnimationError as exc:
             sys.exit(str(exc))
-        print(f"animation of {len(runs.student.times)} frames written to {target}")
+        print(view.outcome(runs, target))
     else:
         import matplotlib.pyplot as plt
 
+        print(view.outcome(runs, None))
+        animation = view.figure.animation(movie)  # kept referenced while the window is open
         plt.show()
+        del animation
 
 
 def save(animation, target):

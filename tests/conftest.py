@@ -2,9 +2,15 @@
 (CI machines are slow and uneven), and derandomized on CI so that a red run
 can be reproduced."""
 
+import hashlib
 import os
+from collections.abc import Callable
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
+
+from grader.grading.runner import GradeOptions, GradeReport, grade_file
 
 settings.register_profile("default", database=None, deadline=None)
 settings.register_profile("ci", database=None, deadline=None, derandomize=True)
@@ -20,10 +26,32 @@ SAMPLE_REASON = "not in CI's sample of the corpus; GRANULAR_FULL_CORPUS=1 grades
 def corpus_params(items, ids, sample):
     """pytest params of ``items``: those whose id is in ``sample`` always run, the rest only with
     GRANULAR_FULL_CORPUS=1."""
-    import pytest
-
     unknown = set(sample) - set(ids)
     assert not unknown, f"the corpus sample names files that do not exist: {sorted(unknown)}"
     return [pytest.param(*(item if isinstance(item, tuple) else (item,)), id=name,
                          marks=() if FULL_CORPUS or name in sample else pytest.mark.skip(reason=SAMPLE_REASON))
             for item, name in zip(items, ids)]
+
+
+#: A grading shared by the tests of one pytest process: grade(path, options) -> GradeReport.
+Grader = Callable[..., GradeReport]
+_GRADINGS: dict[tuple[str, str, str], GradeReport] = {}
+
+
+def grade_once(path: str | Path, options: GradeOptions = GradeOptions()) -> GradeReport:
+    """grade_file, graded once per pytest process (each xdist worker) for one file content, name and options.
+
+    Grading a whole file takes 10-20 s of CPU: tests that read the same grade share it. The report is shared:
+    never change it. Its ``submission`` is the path of the first file graded with that content.
+    """
+    path = Path(path)
+    key = (hashlib.sha256(path.read_bytes()).hexdigest(), path.name, repr(options))
+    if key not in _GRADINGS:
+        _GRADINGS[key] = grade_file(path, options)
+    return _GRADINGS[key]
+
+
+@pytest.fixture(scope="session")
+def graded() -> Grader:
+    """grade_once: a whole file's grade, shared by every test of this process that asks for the same one."""
+    return grade_once

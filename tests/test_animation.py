@@ -1,13 +1,18 @@
 """python -m grader animate: the student's gas next to the reference's, with what went wrong marked."""
 
+import io
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
+
+from grader.animation import reference_runs, render
+from grader.animation.trajectories import STORED, Runs, Trajectory, compare, record, reference_step
 
 from .test_batch import LOADS_FROM_NETWORK
 from .test_grader_corpus import BUGS, TEXTBOOK, mutate
@@ -73,7 +78,8 @@ def test_a_hanging_or_broken_update_gives_a_message_not_a_hang(tmp_path):
     done = animate(hang, "--out", tmp_path / "d.gif", "--scenario", "single", "--timeout", "2", "--duration", "0.5",
                    timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "used more than 2 s of CPU time in one call" in done.stdout
+    assert "your update stopped at t = 0: update used more than 2 s of CPU time in one call" in done.stdout
+    assert "the animation shows 1 frame" in done.stdout
     template = animate(ROOT / "student_template" / "granularGas.py", "--out", tmp_path / "e.gif", "--duration",
                        "0.5")
     assert "update is not written yet" in template.stdout + template.stderr and "Traceback" not in template.stderr
@@ -89,3 +95,91 @@ def test_bad_options_are_refused_clearly(tmp_path, args, fragment):
     assert done.returncode == 2 and fragment in done.stderr and "Traceback" not in done.stderr
     done = animate(ADA, "--out", tmp_path / "x.avi")
     assert done.returncode == 2 and ".gif, .mp4 or .html" in done.stderr
+
+
+# -- the stored reference runs (the kit's reference gas) --------------------------
+def test_stored_runs_are_the_reference_s_and_small():
+    assert [s.name for s in reference_runs.standard()] == list(render.FEEDBACK_SCENARIOS)
+    assert [reference_runs.disagreement(s) for s in reference_runs.standard()] == [""] * 6
+    assert sum(p.stat().st_size for p in reference_runs.DATA_DIR.glob("*.npz")) < 300_000
+
+
+def test_a_changed_stored_run_is_caught(tmp_path):
+    single = reference_runs.standard()[0]
+    with np.load(reference_runs.path_of("single")) as data:
+        arrays = dict(data)
+    arrays["positions"][40, 0, 0] += 1e-6
+    np.savez(tmp_path / "single.npz", **arrays)
+    assert "differ by 1e-06" in reference_runs.disagreement(single, tmp_path)
+
+
+def test_a_stored_run_serves_only_its_own_scenario():
+    gas = render.scenario("gas", grains=reference_runs.GAS_GRAINS)
+    full = reference_runs.stored(gas)
+    short = reference_runs.stored(gas.with_(duration=0.5))
+    assert full is not None and short is not None and len(short.times) == 51
+    assert np.array_equal(short.positions, full.positions[:51])
+    assert reference_runs.stored(gas.with_(duration=gas.duration + 1)) is None
+    assert reference_runs.stored(render.scenario("gas", grains=31)) is None
+    assert reference_runs.stored(render.scenario("head_on", r=0.5)) is None
+    assert reference_runs.stored(render.scenario("head_on").with_(dt=0.01)) is None
+
+
+def test_without_the_reference_both_panels_come_from_the_stored_runs(monkeypatch):
+    monkeypatch.setattr(render.oracle, "available", lambda: False)
+    runs = render.simulate(ADA, render.scenario("head_on", duration=0.4))
+    assert runs.reference_source == STORED and runs.differences.first_divergence is None
+    assert runs.summary()["heading"] == "Your gas next to the reference"
+    assert "stored in the kit" in render.outcome(runs, "a.gif")
+    with Image.open(io.BytesIO(render.gif_bytes(runs, max_frames=5))) as gif:
+        assert gif.size[0] >= 800 and gif.n_frames == 5
+    other = render.first_failing(ADA, duration=0.3)
+    assert other is None  # ada follows every stored run
+    alone = render.simulate(ADA, render.scenario("head_on", r=0.5, duration=0.2))
+    assert alone.reference is None and "not in the kit" in alone.summary()["heading"]
+    assert "your gas alone" in render.outcome(alone, "a.gif")
+
+
+# -- the figure ------------------------------------------------------------------
+def _broken_runs() -> Runs:
+    """The reference's gas and a student's that drifts, then stops with a long reason."""
+    chosen = render.scenario("gas", grains=12, duration=0.3)
+    reference = record(reference_step(chosen), chosen)
+    student = Trajectory(reference.times[:20], reference.positions[:20] + 0.01, reference.velocities[:20],
+                         reference.m, "at t = 0.19: " + "update used more than 5 s of CPU time in one call " * 4)
+    return Runs(chosen, student, reference, compare(student, reference, chosen))
+
+
+def test_the_figure_has_separate_labelled_curves_a_colour_bar_and_no_clipped_text():
+    runs = _broken_runs()
+    assert "your update stopped at t = 0.19" in runs.stopped() and runs.stopped().endswith("shows 20 frames")
+    movie = render.build(runs)
+    movie.draw(movie.frames[-1])
+    fig = movie.fig
+    fig.canvas.draw()
+    gases, bar, energy, momentum = fig.axes[0:2], fig.axes[2], fig.axes[3], fig.axes[4]
+    assert "speed" in bar.get_ylabel() and "energy" in energy.get_ylabel() and "momentum" in momentum.get_ylabel()
+    assert energy.get_position().y0 > momentum.get_position().y1  # stacked, not twins
+    assert not energy.yaxis.get_major_formatter().get_useOffset()
+    assert fig.bbox.width >= 800
+    texts = [t for t in fig.texts + [ax.title for ax in gases] if t.get_text()]
+    assert any("stopped" in t.get_text() for t in texts)
+    for text in texts:
+        box = text.get_window_extent()
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height, text
+    for a, b in [(a, b) for i, a in enumerate(texts) for b in texts[i + 1:]]:
+        assert not a.get_window_extent().overlaps(b.get_window_extent()), (a.get_text(), b.get_text())
+
+
+def test_gif_frames_are_drawn_over_the_static_figure(tmp_path):
+    runs = _broken_runs()
+    render.save(render.build(runs, max_frames=4), tmp_path / "a.gif")
+    with Image.open(tmp_path / "a.gif") as gif:
+        assert gif.n_frames == 4 and gif.size[0] >= 800
+        frames = []
+        for k in (0, 3):
+            gif.seek(k)
+            frames.append(np.asarray(gif.convert("RGB")).astype(int))
+    reds = [((f[..., 0] > 150) & (f[..., 1] < 130) & (f[..., 2] < 130)).sum() for f in frames]
+    assert reds[1] > reds[0] + 500  # the last frame adds the red lines saying why the run stopped
+    assert np.abs(frames[0] - frames[1]).sum(axis=2).astype(bool).sum() > 1000  # the grains moved

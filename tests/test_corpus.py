@@ -1,4 +1,5 @@
-"""The grader on a corpus of whole submissions, each checked against the grade its first line claims.
+"""The grader on a corpus of whole submissions, each checked against the grade its first line claims
+and against the grade pinned in tests/corpus_grades.json.
 
 Every file of tests/submissions that starts with ``# EXPECT <claim>: <what it is>`` is a complete
 granularGas.py written for this test:
@@ -8,26 +9,31 @@ granularGas.py written for this test:
 * ``bug <function>``: one bug of a clause of the statement: full marks on every other function,
   less than full on that one (the scenarios may lose points too).
 
-Grading is slow (about 15 s a file): these tests carry the ``corpus`` marker (``-m "not corpus"``
-skips them). The fast checks at the end need no grading.
+tests/pin_corpus.py wrote the pin (score, points per item, status and the outcome of every test of every
+file of tests/submissions and examples/submissions). Every claim is checked on the pin (no grading, every
+run); a sample of files is graded afresh and must get its pinned grade and its claim (about 10 s of CPU a
+file; GRANULAR_FULL_CORPUS=1 grades every file). These carry the ``corpus`` marker (``-m "not corpus"``
+skips them).
 """
 
 import ast
 import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from grader import spec
-from grader.grading.runner import GradeReport, grade_file
+from grader.grading.runner import GradeReport
 
-from .conftest import corpus_params
+from . import pin_corpus
+from .conftest import Grader, corpus_params
 
 HERE = Path(__file__).parent / "submissions"
 HEADER = re.compile(r"^# EXPECT (<=5|100|bug (\w+)): (.+)$")
 LOW_CEILING = 5.0
+#: The correct variants the other tests mutate: every point.
+CORRECT = ("correct_textbook", "correct_vectorised")
 
 
 @dataclass(frozen=True)
@@ -46,15 +52,30 @@ def claims() -> list[Claim]:
         if match:
             kind = {"<=5": "low", "100": "full"}.get(match.group(1), "bug")
             found.append(Claim(path, kind, match.group(2), match.group(3)))
+        elif path.stem in CORRECT:
+            found.append(Claim(path, "full", None, "a correct variant the other tests mutate"))
     return found
 
 
 CLAIMS = claims()
+CLAIMED = {c.path.stem: c for c in CLAIMS}
 
 
-@cache
-def graded(path: Path) -> GradeReport:
-    return grade_file(path)
+def claim_broken(claim: Claim, score: float, items: dict[str, tuple[float, float]], imports: bool) -> list[str]:
+    """How a grade breaks the file's claim (empty: it holds)."""
+    if claim.kind == "low":
+        return [f"{score:g} points, more than {LOW_CEILING:g}"] if score > LOW_CEILING else []
+    if claim.kind == "full":
+        top = sum(m for _, m in items.values())
+        return [] if imports and score == pytest.approx(top) else [f"{score:g} of {top:g} points"]
+    broken = []
+    for name in spec.FUNCTION_NAMES:
+        got, top = items[name]
+        if name == claim.function and got >= top:
+            broken.append(f"its bug in {name} went unnoticed")
+        if name != claim.function and got != pytest.approx(top):
+            broken.append(f"{name} lost points ({got:g} of {top:g})")
+    return broken
 
 
 def summary(report: GradeReport) -> str:
@@ -64,49 +85,52 @@ def summary(report: GradeReport) -> str:
             f"{report.import_error!r}; failed: {failed}; output: {report.output[:600]!r}")
 
 
-#: Graded in CI (the trivial files are also checked without the sandbox in test_properties.py).
-SAMPLE = {"trivial_pass", "trivial_free_flight", "delegating_cycle", "thief_frames", "honest_handout_loop",
-          "honest_keywords", "honest_vectorised_pairs", "honest_event_table", "honest_own_search",
-          "honest_matplotlib", "bug_recursive_update", "bug_capped_update", "bug_inf_along_wall",
-          "bug_float_indices"}
+def test_every_file_of_the_corpus_is_pinned_and_every_claim_holds_in_the_pin():
+    pinned = pin_corpus.load_pin()
+    assert sorted(pinned) == sorted(map(pin_corpus.key_of, pin_corpus.corpus_files())), \
+        "the pin is out of date: python tests/pin_corpus.py --write"
+    for claim in CLAIMS:
+        record = pinned[pin_corpus.key_of(claim.path)]
+        items = {k: (s, m) for k, (s, m) in record["items"].items()}
+        assert record["max_score"] == pytest.approx(100.0)
+        broken = claim_broken(claim, record["score"], items, record["imports"])
+        assert not broken, f"{claim.path.name} ({claim.what}): {broken}; pinned {record}"
 
 
-def sampled(kind: str) -> list:
-    chosen = [c for c in CLAIMS if c.kind == kind]
-    return corpus_params(chosen, [c.path.stem for c in chosen], SAMPLE & {c.path.stem for c in chosen})
+#: Graded afresh in CI: every kind of file (trivial, delegating, thief with the leak check, honest, bug), an
+#: update with its own search, vectorised helpers, a recursion and float indices. The others' claims are checked
+#: on the pin only (correct_vectorised is graded afresh by test_load.py).
+SAMPLE = {"trivial_pass", "thief_frames", "delegating_cycle", "honest_own_search", "honest_vectorised_pairs",
+          "bug_float_indices", "bug_recursive_update"}
+FILES = pin_corpus.corpus_files()
+STEMS = [pin_corpus.key_of(f).removesuffix(".py").replace("/granularGas", "").rsplit("/", 1)[-1] for f in FILES]
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("claim", sampled("low"))
-def test_files_that_compute_nothing_earn_at_most_five_points(claim):
-    report = graded(claim.path)
-    assert report.max_score == pytest.approx(100.0)
-    assert report.score <= LOW_CEILING, f"{claim.path.name} ({claim.what}) got {summary(report)}"
+@pytest.mark.parametrize("path", corpus_params(FILES, STEMS, SAMPLE))
+def test_a_fresh_grade_is_the_pinned_one_and_keeps_the_files_claim(path: Path, graded: Grader):
+    report = graded(path)
+    differs = pin_corpus.differences(pin_corpus.load_pin()[pin_corpus.key_of(path)], pin_corpus.record_of(report))
+    assert not differs, f"{path.name} is graded differently from the pin: {differs}; {summary(report)}"
+    claim = CLAIMED.get(path.stem)
+    if claim is not None:
+        broken = claim_broken(claim, report.score, report.by_item(), report.import_error is None)
+        assert not broken, f"{path.name} ({claim.what}): {broken}; {summary(report)}"
     # The thieves print what they found: nothing of the grader's side may be among it.
     found = [line for line in report.output.splitlines() if line.startswith("THIEF FOUND")]
     leaks = [line for line in found if any(word in line.lower() for word in ("reference", "oracle", "grader"))]
-    assert not leaks, f"{claim.path.name} found {leaks}"
+    assert not leaks, f"{path.name} found {leaks}"
 
 
-@pytest.mark.corpus
-@pytest.mark.parametrize("claim", sampled("full"))
-def test_honest_files_earn_every_point(claim):
-    report = graded(claim.path)
-    assert report.import_error is None
-    assert report.score == pytest.approx(100.0) == report.max_score, f"{claim.path.name} got {summary(report)}"
-
-
-@pytest.mark.corpus
-@pytest.mark.parametrize("claim", sampled("bug"))
-def test_a_single_bug_costs_only_its_function(claim):
-    report = graded(claim.path)
-    table = report.by_item()
-    for name in spec.FUNCTION_NAMES:
-        score, top = table[name]
-        if name == claim.function:
-            assert score < top, f"{claim.path.name}: its bug in {name} went unnoticed; {summary(report)}"
-        else:
-            assert score == pytest.approx(top), f"{claim.path.name}: {name} lost points; {summary(report)}"
+def test_a_changed_grade_is_named_field_by_field():
+    pinned = pin_corpus.load_pin()[pin_corpus.key_of(HERE / "correct_textbook.py")]
+    changed = {**pinned, "score": pinned["score"] - 5, "items": {**pinned["items"], "update": [15.0, 20.0]},
+               "tests": {**pinned["tests"], "update: gas physics": "timeout"}}
+    assert pin_corpus.differences(pinned, pinned) == []
+    lines = pin_corpus.differences(pinned, changed)
+    assert len(lines) == 3 and lines[0].startswith("score: pinned 100")
+    assert any(line.startswith("items[update]") for line in lines)
+    assert any(line.startswith("tests[update: gas physics]: pinned 'passed', now 'timeout'") for line in lines)
 
 
 # -- fast checks of the corpus itself (no grading) ----------------------------------------------------

@@ -297,11 +297,11 @@ import os, sys, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
+        # The sleeper says it runs (on a busy machine it may start late).
+        print("FORKED", flush=True)
         time.sleep(300)
         os._exit(0)
     os._exit(0)
-time.sleep(0.5)
-print("FORKED", flush=True)
 time.sleep(300)
 """
 

@@ -2,14 +2,17 @@
 
 import json
 import math
+import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference import c12
+from reference import c12, c12_plots, figures
 
 # TU Wien study, Table 1 (event-oriented column; its "14.47" for collision
 # 12 is a misprint: the spreadsheet of Figure 4 gives 14.7375).
@@ -102,6 +105,24 @@ def test_high_precision_counts_what_doubles_miss_near_the_threshold():
     assert closer["converged"] and closer["digits"] > out["digits"] and closer["n"] > out["n"]
 
 
+def test_both_counts_near_the_threshold_converge_to_the_exact_totals():
+    """1263 collisions in all at e = 0.1715763 (1259 in [0, 15], the last at t = 34.41): double precision stops early."""
+    out = c12.high_precision(0.1715763)
+    assert out["converged"] and (out["window"], out["total"]) == (1259, 1263) and out["n"] == out["window"]
+    assert out["last_t"] == pytest.approx(34.41123367, rel=1e-8) and out["settled"]
+    assert out["float"] == {k: v for k, v in c12.float_counts(0.1715763).items() if k in ("window", "total", "last_t")}
+    assert out["float"]["total"] < out["total"]
+    # Far from the threshold both modes agree on both counts.
+    far = c12.high_precision(0.5)
+    assert far["converged"] and (far["window"], far["total"]) == (far["float"]["window"], far["float"]["total"])
+
+
+@pytest.mark.skipif(not os.environ.get("GRANULAR_SLOW_BENCHMARKS"), reason="a minute of mpmath: GRANULAR_SLOW_BENCHMARKS=1")
+def test_the_total_at_e_0_1715729_is_14770_not_the_papers_11216():
+    out = c12.high_precision(0.1715729)
+    assert out["converged"] and (out["window"], out["total"]) == (14766, 14770)
+
+
 def test_critical_restitution_is_three_minus_two_root_two():
     assert c12.CRITICAL_E == pytest.approx(0.1715729, abs=1e-7)
     below = c12.high_precision(c12.CRITICAL_E - 1e-4, digits=60)
@@ -109,24 +130,99 @@ def test_critical_restitution_is_three_minus_two_root_two():
 
 
 def test_command_line_json_has_the_documented_shape():
-    done = subprocess.run([sys.executable, "-m", "reference.c12", "--json"], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-m", "reference.c12", "--json", "--samples", "300"], capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["a1"]["collisions"][1] == {"t": pytest.approx(8 / 3), "pair": [2, 3]}
+    grid = data["a1"]["time_grid"]
+    assert grid["dt"] == c12.SPREADSHEET_DT and [(c["t"], tuple(c["pair"])) for c in grid["collisions"]] == PAPER_GRID
     assert data["a2"]["elastic"] == [0.0, 0.0, 0.0, 1.0] and len(data["a2"]["quasi_plastic"]) == 4
     assert len(data["b1"]["e"]) == len(data["b1"]["n"]) == len(data["b2"]["v"])
-    assert set(data["c2"]) == {"n", "mean", "std", "ci95"}
+    assert set(data["c2"]) == {"n", "mean", "std", "ci95", "central95"} and data["c2"]["n"] == 300
     one = subprocess.run([sys.executable, "-m", "reference.c12", "--e", "0.3", "--digits", "40", "--json"],
                          capture_output=True, text=True, timeout=120)
-    assert json.loads(one.stdout) == {"e": 0.3, "digits": 40, "n": pytest.approx(len(
-        c12.event_row(0.3, t_end=c12.T_END).collisions)), "v": pytest.approx(c12.final_velocities(0.3))}
+    window, total = (len(c12.event_row(0.3, t_end=end).collisions) for end in (c12.T_END, math.inf))
+    got = json.loads(one.stdout)
+    assert set(got) == {"e", "digits", "converged", "window", "total", "last_t", "float", "v"}
+    assert (got["e"], got["digits"], got["window"], got["total"]) == (0.3, 40, window, total)
+    assert got["float"]["window"] == window and got["v"] == pytest.approx(c12.final_velocities(0.3))
     bad = subprocess.run([sys.executable, "-m", "reference.c12", "--e", "1.5"], capture_output=True, text=True)
     assert bad.returncode == 2 and "[0, 1]" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_plots_are_written(tmp_path):
-    paths = c12.write_plots(tmp_path)
-    assert {p.name for p in paths} == {"a1_positions_and_gaps.png", "b1_collisions.png",
-                                       "b2_final_velocities.png", "c2_histogram.png"}
-    assert all(p.stat().st_size > 10_000 for p in paths)
+@pytest.fixture(scope="module")
+def small_results():
+    return c12.results(monte_carlo_n=200)
+
+
+def test_results_hold_both_tables_for_e_0_2(small_results):
+    events, grid = small_results["a1"]["collisions"], small_results["a1"]["time_grid"]["collisions"]
+    assert [(round(c["t"], 2), tuple(c["pair"])) for c in events] == PAPER_EVENTS
+    assert [(c["t"], tuple(c["pair"])) for c in grid] == PAPER_GRID
+    assert grid == c12.table(c12.time_row(0.2).collisions)
+
+
+def test_c2_central_interval_is_the_samples_percentiles():
+    mc = c12.monte_carlo(400)
+    lo, hi = mc["central95"]
+    inside = np.mean((mc["samples"] >= lo) & (mc["samples"] <= hi))
+    assert 0.94 <= inside <= 0.96
+    assert lo < mc["ci95"][0] < mc["ci95"][1] < hi  # the mean is known far better than one sample
+    with pytest.raises(c12.C12Error, match="at least 2"):
+        c12.monte_carlo(1)
+
+
+def _svg_text(path) -> str:
+    """All text of an SVG file, whitespace removed (mathtext is written glyph by glyph)."""
+    root = ET.parse(path).getroot()
+    return "".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")).translate(
+        {ord(c): None for c in " \n\xa0"})
+
+
+C12_STEMS = ("a1_positions_and_gaps", "b1_collisions", "b2_final_velocities", "c2_histogram")
+C12_LABELS = {"a1_positions_and_gaps": ["position", "gap", "time"], "b1_collisions": ["numberofcollisions",
+              "restitutioncoefficient", "0.17157"], "b2_final_velocities": ["finalvelocity",
+              "restitutioncoefficient", "0.1777", "0.58740"], "c2_histogram": ["probabilitydensity(perunit",
+              "finalvelocity", "central95%", "percentiles", "95%CIofthemean"]}
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg", "pdf"])
+def test_plots_are_written_in_every_format(tmp_path, small_results, fmt):
+    paths = c12_plots.write_plots(tmp_path / "figures", small_results, fmt=fmt.upper() if fmt == "pdf" else fmt)
+    assert [p.name for p in paths] == [f"{stem}.{fmt}" for stem in C12_STEMS]
+    assert all(p.stat().st_size > 5_000 for p in paths)
+    if fmt == "pdf":
+        assert all(p.read_bytes().startswith(b"%PDF") for p in paths)
+    if fmt == "png":
+        assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
+    if fmt == "svg":
+        for p in paths:
+            text = _svg_text(p)
+            missing = [label for label in C12_LABELS[p.stem] if label not in text]
+            assert not missing, f"{p.name} lacks {missing}"
+
+
+def test_counts_have_integer_ticks(small_results):
+    with figures.style():
+        fig = c12_plots.b1_figure(small_results)
+    ticks = [t for t in fig.axes[0].get_yticks() if 0 <= t <= max(small_results["b1"]["n"])]
+    assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks)
+    assert fig.axes[0].get_yscale() == "linear"
+
+
+def test_format_and_folder_errors_are_clean(tmp_path, small_results):
+    with pytest.raises(c12.C12Error, match="--format 'jpg': choose one of png, svg, pdf"):
+        c12_plots.write_plots(tmp_path, small_results, fmt="jpg")
+    assert not list(tmp_path.iterdir())
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(c12.C12Error, match="cannot create this folder"):
+        c12_plots.write_plots(a_file / "sub", small_results)
+    run = [sys.executable, "-m", "reference.c12"]
+    for args, message in ((["--plots", str(tmp_path / "out"), "--format", "gif"], "choose one of png, svg, pdf"),
+                          (["--format", "svg"], "goes with --plots DIR"),
+                          (["--plots", str(a_file), "--samples", "50"], "cannot create this folder")):
+        bad = subprocess.run(run + args, capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    assert not (tmp_path / "out").exists()  # the format is checked before anything is written

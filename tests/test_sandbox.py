@@ -33,6 +33,9 @@ from grader.spec import limits as limits_module
 from grader.spec.limits import TEXT_CAP, Limits
 
 FAST = Limits(call_seconds=1.0, import_seconds=10.0)
+#: A bound on the wall clock that only a hang passes: on a busy machine a call of 1 s of CPU may take many times
+#: that (the limits count CPU time; these bounds only check that nothing waits for a sleep or a hang to end).
+LOADED_MACHINE_SECONDS = 60.0
 
 #: A correct contact_time_grains, used by the files below.
 GRAINS = """
@@ -186,7 +189,8 @@ def update(x, v, R, m, w, indexOld, r, dt, t):
         started = time.monotonic()
         with pytest.raises(CallTimeout, match=r"update used more than 0.3 s of CPU time in one call"):
             box.call("update", *[np.zeros(2)] * 7, 0.1, 0.0)
-        assert time.monotonic() - started < 5
+        # Stopped by its CPU time, not left to spin: a generous backstop, since a busy machine is slow.
+        assert time.monotonic() - started < LOADED_MACHINE_SECONDS
         assert 0.3 <= box.spent["update"] < 3
         assert grains(box) == pytest.approx(1.0)  # another function, in a fresh child
         assert box.output().count("imported") == 2  # the file was imported again
@@ -235,10 +239,11 @@ def contact_time_walls(w, x1, v1, R1):
     with running(tmp_path, source, limits) as box:
         for _ in range(2):
             box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
-        started = time.monotonic()
+        spent = box.spent["contact_time_walls"]
         with pytest.raises(CallTimeout, match="used more than 0.4 s of CPU over all its calls"):
             box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
-        assert time.monotonic() - started < 0.1
+        # Refused without calling it: a call would have spent 0.25 s more of CPU.
+        assert box.spent["contact_time_walls"] == spent
         assert grains(box) == pytest.approx(1.0)
 
 
@@ -347,7 +352,8 @@ def test_a_forged_reply_is_a_protocol_violation_and_the_next_call_works(tmp_path
             started = time.monotonic()
             with pytest.raises(ProtocolViolation, match="protocol") as violation:
                 walls(box)
-            assert time.monotonic() - started < 5
+            # Refused when read, not after a timeout (a generous backstop: a busy machine is slow).
+            assert time.monotonic() - started < LOADED_MACHINE_SECONDS
             assert reason in str(violation.value)
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
@@ -416,7 +422,7 @@ def test_a_child_that_stops_reading_while_busy_is_a_timeout(tmp_path):
         started = time.monotonic()
         with pytest.raises(CallTimeout, match="CPU"):
             box.call("contact_time_grains", np.full(1_500_000, 1 / 3), X2, V1, V2, 1.0, 1.0)  # a request of ~30 MB
-        assert time.monotonic() - started < 8
+        assert time.monotonic() - started < LOADED_MACHINE_SECONDS
 
 
 def test_a_child_that_stops_reading_while_asleep_meets_the_wall_clock(tmp_path, monkeypatch):
@@ -425,7 +431,8 @@ def test_a_child_that_stops_reading_while_asleep_meets_the_wall_clock(tmp_path, 
         started = time.monotonic()
         with pytest.raises(CallTimeout, match="stopped computing"):
             box.call("contact_time_grains", np.full(50_000, 1 / 3), X2, V1, V2, 1.0, 1.0)
-        assert time.monotonic() - started < 8
+        # Stopped by the backstop, not after the 1000 s sleep.
+        assert time.monotonic() - started < LOADED_MACHINE_SECONDS
 
 
 # -- the grader's own faults --------------------------------------------------------------------------------
@@ -481,4 +488,5 @@ def test_a_child_that_stays_silent_before_booting_is_the_graders_fault(tmp_path,
     with pytest.raises(SandboxFault, match="the sandbox could not start: the child did not start within 0.5 s"):
         with Sandbox(write(tmp_path, GRAINS), FAST):
             pass
-    assert time.monotonic() - started < 9
+    # Given up after the boot limit (and one retry), not after the child's 60 s sleep.
+    assert time.monotonic() - started < 50

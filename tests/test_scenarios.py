@@ -1,8 +1,7 @@
 """The physics scenarios grade the student's functions together, with messages to act on."""
 
-from grader.grading.runner import grade
-
-from .test_grader_corpus import BUGS, TEXTBOOK, mutate
+from .conftest import Grader
+from .test_grader_corpus import BUGS, TEXTBOOK, assert_blamed_on_its_function_only, mutate
 
 BUG = {name: (source, changes) for name, source, _, changes in BUGS}
 
@@ -11,9 +10,10 @@ def failures(report, item):
     return [r.message for r in report.results if r.prop.item == item and r.status == "failed"]
 
 
-def test_a_collision_law_bug_shows_in_the_c12_table_and_the_dem_velocities(tmp_path):
+def test_a_collision_law_bug_shows_in_the_c12_table_and_the_dem_velocities(tmp_path, graded: Grader):
     source, changes = BUG["restitution missing between grains"]
-    report = grade(mutate(tmp_path, source, changes))
+    report = graded(mutate(tmp_path, source, changes))
+    assert_blamed_on_its_function_only(report, "restitution missing between grains", "contact_solve_grains")
     table = report.by_item()
     assert table["c12_row"][0] == 0 and table["dem_pair"][0] < table["dem_pair"][1]
     c12 = failures(report, "c12_row")
@@ -22,11 +22,12 @@ def test_a_collision_law_bug_shows_in_the_c12_table_and_the_dem_velocities(tmp_p
     assert any("hard-sphere solution is (-0.735, -0.98), (-0.265, -0.02)" in m for m in failures(report, "dem_pair"))
 
 
-def test_a_helper_bug_costs_its_own_points_and_sets_its_callers_cases_aside(tmp_path):
+def test_a_helper_bug_costs_its_own_points_and_sets_its_callers_cases_aside(tmp_path, graded: Grader):
     # contact_time_grains off by R2. minimum_contact_time is right but calls it: its failing cases
     # are set aside and the rest pass. update relies on it in every case: its tests earn nothing
     # and say which helper to fix first. The scenarios, which run the functions together, see the bug.
-    report = grade(mutate(tmp_path, TEXTBOOK, BUG["missing radius"][1]))
+    report = graded(mutate(tmp_path, TEXTBOOK, BUG["missing radius"][1]))
+    assert_blamed_on_its_function_only(report, "missing radius", "contact_time_grains")
     table = report.by_item()
     assert table["contact_time_grains"][0] == 0
     assert table["minimum_contact_time"][0] == table["minimum_contact_time"][1]

@@ -4,7 +4,10 @@ Both start from the same initial state and are drawn at the same frame
 times. Grains are coloured by speed; below, kinetic energy and total
 momentum over time for both runs. Marked in red: the first frame where the
 student's grains leave the reference's beyond tolerance, overlapping grains,
-grains outside the box, and a run that broke (with the reason).
+grains outside the box, and a run that broke (with the reason). Without
+the reference code (the student kit) the reference's side is its stored run
+(grader.animation.reference_runs) when the scenario is a standard one, else
+the student's gas is shown alone and the heading says so.
 
     python -m grader animate granularGas.py --out gas.gif [--scenario gas] [--grains 80]
 """
@@ -16,17 +19,18 @@ import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
+from grader.animation import figure, reference_runs
+from grader.animation.figure import Movie, build
 from grader.animation.trajectories import (
-    Differences,
+    ABSENT,
+    COMPUTED,
+    STORED,
+    Runs,
     Trajectory,
     compare,
-    outside,
-    overlapping,
     record,
     reference_step,
     sandbox_step,
@@ -42,32 +46,15 @@ FORMATS = (".gif", ".mp4", ".html")
 FEEDBACK_SCENARIOS = ("single", "head_on", "unequal", "c12", "dem", "gas")
 #: Calls of update in an animation may be long (many grains, long dt).
 ANIMATION_LIMITS = Limits(call_seconds=20.0, function_seconds=3600.0)
-MARK = "#d62728"
+#: The animate command's gas: the one whose reference run the kit ships.
+DEFAULT_GRAINS = reference_runs.GAS_GRAINS
 
 
 class AnimationError(ValueError):
     """The animation cannot be made as asked; the message says what to fix."""
 
 
-@dataclass
-class Runs:
-    scenario: Scenario
-    student: Trajectory
-    reference: Trajectory | None
-    differences: Differences
-
-    def summary(self) -> dict:
-        """What the feedback page says about this animation."""
-        def at(frame: int | None) -> float | None:
-            return None if frame is None else float(self.student.times[frame])
-
-        d = self.differences
-        return {"scenario": self.scenario.name, "first_divergence_t": at(d.first_divergence),
-                "first_overlap_t": at(d.overlaps[0] if d.overlaps else None),
-                "first_outside_t": at(d.outside[0] if d.outside else None), "error": self.student.error}
-
-
-def scenario(name: str, grains: int = 60, seed: int = 0, duration: float | None = None,
+def scenario(name: str, grains: int = DEFAULT_GRAINS, seed: int = 0, duration: float | None = None,
              r: float | None = None) -> Scenario:
     """A grader scenario by name, with the animation's options applied."""
     kwargs: dict = {"n": grains, "seed": seed} if name == "gas" else {}
@@ -97,11 +84,19 @@ def _student(path: str | Path, limits: Limits, hide: tuple[Path, ...]) -> Iterat
         yield sandbox
 
 
+def reference_run(chosen: Scenario) -> tuple[Trajectory | None, str]:
+    """The reference's run of the scenario: computed here, else stored in the kit's data, else none."""
+    if oracle.available():
+        return record(reference_step(chosen), chosen), COMPUTED
+    kept = reference_runs.stored(chosen)
+    return kept, (STORED if kept is not None else ABSENT)
+
+
 def _run(sandbox: Sandbox, chosen: Scenario) -> Runs:
-    """The student's update in the sandbox, the reference's here."""
+    """The student's update in the sandbox, the reference's here (or from the stored data)."""
     student = record(sandbox_step(sandbox, chosen), chosen)
-    reference = record(reference_step(chosen), chosen) if oracle.available() else None
-    return Runs(chosen, student, reference, compare(student, reference, chosen))
+    reference, source = reference_run(chosen)
+    return Runs(chosen, student, reference, compare(student, reference, chosen), source)
 
 
 def simulate(path: str | Path, chosen: Scenario, limits: Limits = ANIMATION_LIMITS,
@@ -120,7 +115,7 @@ def first_failing(path: str | Path, limits: Limits = ANIMATION_LIMITS, hide: tup
     try:
         with _student(path, limits, hide) as sandbox:
             for name in FEEDBACK_SCENARIOS:
-                chosen = scenario(name, grains=30)
+                chosen = scenario(name, grains=DEFAULT_GRAINS)
                 chosen = chosen.with_(duration=min(chosen.duration, duration))  # a short animation
                 runs = _run(sandbox, chosen)
                 if runs.differences.any or runs.student.error:
@@ -130,115 +125,7 @@ def first_failing(path: str | Path, limits: Limits = ANIMATION_LIMITS, hide: tup
     return None
 
 
-def _view(chosen: Scenario, runs: list[Trajectory]) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The box, or the grains' whereabouts when the box is far larger (the C12 row)."""
-    corners = chosen.w.reshape(-1, 2)
-    lo, hi = corners.min(axis=0), corners.max(axis=0)
-    where = np.concatenate([t.positions.reshape(-1, 2) for t in runs])
-    pad = 2 * chosen.R.max()
-    glo, ghi = where.min(axis=0) - pad, where.max(axis=0) + pad
-    if np.max(ghi - glo) * 5 < np.max(hi - lo):
-        centre, half = (glo + ghi) / 2, np.max(ghi - glo) / 2
-        lo, hi = centre - half, centre + half
-    margin = 0.02 * np.max(hi - lo)
-    return (lo[0] - margin, hi[0] + margin), (lo[1] - margin, hi[1] + margin)
-
-
-def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None = None, dpi: int = 80,
-          window: bool = False):
-    """A matplotlib FuncAnimation of the runs (not yet saved).
-
-    window: draw in a pyplot window (to show live) instead of off screen.
-    """
-    import matplotlib
-
-    if not window:
-        matplotlib.use("Agg")
-    from matplotlib.animation import FuncAnimation
-    from matplotlib.collections import EllipseCollection
-    from matplotlib.figure import Figure
-
-    chosen, student, reference = runs.scenario, runs.student, runs.reference
-    panels = [(title, student)] + ([("reference", reference)] if reference is not None else [])
-    frames = len(reference.times) if reference is not None else len(student.times)
-    stride = max(1, -(-frames // max_frames)) if max_frames else 1
-    shown = list(range(0, frames, stride))
-    if window:
-        import matplotlib.pyplot as plt
-
-        fig = plt.figure(figsize=(4.2 * len(panels), 6.2), dpi=dpi)
-    else:
-        fig = Figure(figsize=(4.2 * len(panels), 6.2), dpi=dpi)
-    grid = fig.add_gridspec(2, len(panels), height_ratios=[3, 1.3])
-    xlim, ylim = _view(chosen, [t for _, t in panels])
-    speed_max = max(float(np.max(np.linalg.norm(t.velocities, axis=2))) for _, t in panels) or 1.0
-    collections, titles = [], []
-    for col, (name, trajectory) in enumerate(panels):
-        ax = fig.add_subplot(grid[0, col])
-        ax.set_aspect("equal")
-        ax.set_xlim(*xlim)
-        ax.set_ylim(*ylim)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        for wall in chosen.w:
-            ax.plot(wall[:, 0], wall[:, 1], color="black", lw=1.5)
-        grains = EllipseCollection(2 * chosen.R, 2 * chosen.R, 0, units="xy", offsets=trajectory.positions[0],
-                                   offset_transform=ax.transData, cmap="viridis", linewidths=1.5)
-        grains.set_clim(0, speed_max)
-        grains.set_array(np.linalg.norm(trajectory.velocities[0], axis=1))
-        ax.add_collection(grains)
-        collections.append((grains, trajectory))
-        titles.append(ax.set_title(name, fontsize=10))
-    energy_ax = fig.add_subplot(grid[1, 0])
-    momentum_ax = fig.add_subplot(grid[1, 1]) if len(panels) > 1 else energy_ax.twinx()
-    for name, trajectory, style in [(p[0], p[1], "-" if k == 0 else "--") for k, p in enumerate(panels)]:
-        energy_ax.plot(trajectory.times, trajectory.energy, style, label=name)
-        momentum_ax.plot(trajectory.times, np.linalg.norm(trajectory.momentum, axis=1), style, label=name)
-    energy_ax.set_xlabel("t")
-    energy_ax.set_ylabel("kinetic energy")
-    momentum_ax.set_xlabel("t")
-    momentum_ax.set_ylabel("|total momentum|")
-    energy_ax.legend(fontsize=7)
-    d = runs.differences
-    if d.first_divergence is not None:
-        t_div = float(student.times[d.first_divergence])
-        for ax in (energy_ax, momentum_ax):
-            ax.axvline(t_div, color=MARK, lw=1)
-    cursor = [ax.axvline(0, color="grey", lw=0.8) for ax in (energy_ax, momentum_ax)]
-    fig.tight_layout()
-
-    def draw(frame: int):
-        artists = []
-        for (grains, trajectory), text, (name, _) in zip(collections, titles, panels):
-            k = min(frame, len(trajectory.times) - 1)
-            x = trajectory.positions[k]
-            grains.set_offsets(x)
-            grains.set_array(np.linalg.norm(trajectory.velocities[k], axis=1))
-            bad = overlapping(x, chosen.R) | outside(x, chosen.R, chosen.w)
-            grains.set_edgecolors([MARK if b else "none" for b in bad])
-            label = f"{name}   t = {trajectory.times[k]:.2f}"
-            if trajectory is student:
-                notes = []
-                if d.first_divergence is not None and frame >= d.first_divergence:
-                    notes.append(f"differs from the reference since t = {student.times[d.first_divergence]:.2f}")
-                if bad.any():
-                    notes.append("red: overlapping or outside the box")
-                if student.error and frame >= len(student.times) - 1:
-                    notes.append("stopped: " + student.error[:60])
-                if notes:
-                    label += "\n" + "\n".join(notes)
-                text.set_color(MARK if notes else "black")
-            text.set_text(label)
-            artists += [grains, text]
-        t = (reference if reference is not None else student).times[min(frame, frames - 1)]
-        for line in cursor:
-            line.set_xdata([t, t])
-        return artists
-
-    return FuncAnimation(fig, draw, frames=shown, interval=40, blit=False, repeat=False)
-
-
-def save(anim, target: str | Path, fps: int = 25) -> Path:
+def save(movie: Movie, target: str | Path, fps: int = 25) -> Path:
     """Write the animation; the format follows the extension."""
     target = Path(target)
     extension = target.suffix.lower()
@@ -246,8 +133,10 @@ def save(anim, target: str | Path, fps: int = 25) -> Path:
         raise AnimationError(f"cannot write {target}: use a file name ending in .gif, .mp4 or .html")
     target.parent.mkdir(parents=True, exist_ok=True)
     if extension == ".gif":
-        anim.save(target, writer="pillow", fps=fps)
-    elif extension == ".mp4":
+        figure.write_gif(movie, target, fps)
+        return target
+    anim = figure.animation(movie)
+    if extension == ".mp4":
         from matplotlib.animation import FFMpegWriter
 
         if not FFMpegWriter.isAvailable():
@@ -282,15 +171,16 @@ def standalone_html(player: str, title: str) -> str:
             f"<body>\n{player}\n</body>\n</html>\n")
 
 
-def gif_bytes(runs: Runs, max_frames: int = 50, dpi: int = 60) -> bytes:
+def gif_bytes(runs: Runs, max_frames: int = 50, dpi: int = figure.DPI) -> bytes:
     """A short GIF of the runs, for embedding in a page."""
     with tempfile.TemporaryDirectory() as tmp:
         path = save(build(runs, max_frames=max_frames, dpi=dpi), Path(tmp) / "a.gif", fps=15)
         return path.read_bytes()
 
 
-def animate_main(path: str, out: str, scenario_name: str = "gas", grains: int = 60, duration: float | None = None,
-                 seed: int = 0, r: float | None = None, call_seconds: float = ANIMATION_LIMITS.call_seconds) -> str:
+def animate_main(path: str, out: str, scenario_name: str = "gas", grains: int = DEFAULT_GRAINS,
+                 duration: float | None = None, seed: int = 0, r: float | None = None,
+                 call_seconds: float = ANIMATION_LIMITS.call_seconds) -> str:
     """Render and save; a sentence saying what was written and what it shows."""
     if Path(out).suffix.lower() not in FORMATS:
         raise AnimationError(f"--out {out}: use a file name ending in .gif, .mp4 or .html")
@@ -305,18 +195,28 @@ def animate_main(path: str, out: str, scenario_name: str = "gas", grains: int = 
     limits = replace(ANIMATION_LIMITS, call_seconds=call_seconds)
     runs = simulate(path, scenario(scenario_name, grains, seed, duration, r), limits)
     save(build(runs), out)
+    return outcome(runs, out)
+
+
+def outcome(runs: Runs, out: str | Path | None) -> str:
+    """What the terminal says about an animation (out: the file written; None: shown in a window)."""
     s = runs.summary()
-    said = [f"wrote {out}: {runs.scenario.name}, {len(runs.student.times)} frames"]
+    said = [f"{f'wrote {out}' if out is not None else 'showing'}: {runs.scenario.name}, "
+            f"{len(runs.student.times)} frames"]
     if runs.reference is None:
-        said.append("the reference is not installed: your gas alone")
-    elif s["first_divergence_t"] is None:
-        said.append("your gas follows the reference's all along")
-    else:
+        said.append(f"your gas alone: the kit stores the reference's run of the standard scenarios only "
+                    f"(default settings, gas of {DEFAULT_GRAINS} grains and seed 0)")
+    elif s["first_divergence_t"] is not None:
         said.append(f"your gas leaves the reference's at t = {s['first_divergence_t']:.3g}")
+    else:
+        said.append("your gas follows the reference's " + ("as long as it runs" if runs.student.error
+                                                           else "all along"))
+    if runs.reference_source == STORED and runs.reference is not None:
+        said.append("(the reference's side: the run stored in the kit)")
     if s["first_overlap_t"] is not None:
         said.append(f"grains overlap from t = {s['first_overlap_t']:.3g}")
     if s["first_outside_t"] is not None:
         said.append(f"a grain leaves the box at t = {s['first_outside_t']:.3g}")
-    if s["error"]:
-        said.append(f"your update stopped {s['error']}")
+    if runs.stopped():
+        said.append(runs.stopped())
     return "; ".join(said)

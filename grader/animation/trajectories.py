@@ -129,3 +129,46 @@ def compare(student: Trajectory, reference: Trajectory | None, scenario: Scenari
     overlaps = [k for k in range(len(student.times)) if overlapping(student.positions[k], scenario.R).any()]
     out = [k for k in range(len(student.times)) if outside(student.positions[k], scenario.R, scenario.w).any()]
     return Differences(first, overlaps, out)
+
+
+#: Where the reference's side of an animation came from.
+COMPUTED, STORED, ABSENT = "computed", "stored", "absent"
+
+
+@dataclass
+class Runs:
+    """The student's run beside the reference's (None: no reference run for this scenario)."""
+
+    scenario: Scenario
+    student: Trajectory
+    reference: Trajectory | None
+    differences: Differences
+    #: COMPUTED (the reference ran here), STORED (the kit's data files) or ABSENT.
+    reference_source: str = COMPUTED
+
+    @property
+    def heading(self) -> str:
+        """What a page or a figure calls this animation."""
+        if self.reference is not None:
+            return "Your gas next to the reference"
+        return f"Your gas alone: the reference's run of this {self.scenario.name} scenario is not in the kit"
+
+    def stopped(self) -> str:
+        """Why and when the student's run stopped early ('' when it ran to the end)."""
+        if not self.student.error:
+            return ""
+        shown = len(self.student.times)
+        return (f"your update stopped {self.student.error} \N{EM DASH} the animation shows {shown} "
+                f"frame{'s' if shown != 1 else ''}")
+
+    def summary(self) -> dict:
+        """What the feedback page says about this animation."""
+        def at(frame: int | None) -> float | None:
+            return None if frame is None else float(self.student.times[frame])
+
+        d = self.differences
+        return {"scenario": self.scenario.name, "first_divergence_t": at(d.first_divergence),
+                "first_overlap_t": at(d.overlaps[0] if d.overlaps else None),
+                "first_outside_t": at(d.outside[0] if d.outside else None), "error": self.student.error,
+                "reference": self.reference_source if self.reference is not None else ABSENT,
+                "heading": self.heading}

@@ -1,11 +1,14 @@
 """Command line: a thin layer over importable main functions.
 
-    python -m grader check PATH/granularGas.py [--json FILE] [--rubric FILE]
+    python -m grader check PATH/granularGas.py [--only NAME]... [--json FILE] [--rubric FILE]
     python -m grader batch SUBMISSIONS --out OUT [--jobs N] [--assignment NAME] [--force]
     python -m grader animate PATH/granularGas.py --out FILE [--scenario NAME]
     python -m grader student-kit --out DIR
     python -m grader nbgrader-course --out DIR
     python -m grader gradescope-zip --out autograder.zip
+
+The student kit leaves out the modules of batch, nbgrader-course,
+gradescope-zip and student-kit; there, only check and animate are offered.
 
 Exit codes of check: 0 every test passed, 1 some failed, 2 the grader could
 not run (bad path, not a Python file, malformed rubric, a sandbox that
@@ -18,6 +21,7 @@ status says why), 2 unusable arguments, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import signal
 import sys
 from dataclasses import replace
@@ -60,20 +64,22 @@ def make_limits(call_seconds: float = Limits.call_seconds, memory_mb: int = Limi
 def check_main(path: str, json_path: str | None = None, rubric_path: str | None = None,
                limits: Limits = Limits(), hide: list[str] | None = None, quiet: bool = False,
                html_path: str | None = None, animation_path: str | None = None,
-               allow_weak_isolation: bool = False) -> int:
-    """Grade one file, print the report, maybe write results.json, the feedback page
-    and the animation of the first failing scenario; the exit code."""
+               allow_weak_isolation: bool = False, only: list[str] | None = None) -> int:
+    """Grade one file (only the items named in ``only``, if any), print the report, maybe write results.json,
+    the feedback page and the animation of the first failing scenario; the exit code."""
     from grader.grading import runner
-    from grader.reports import feedback
+    from grader.grading.results import AnimationNote, Results
+    from grader.reports import feedback, gradescope_json
     from grader.reports import text as report
 
     submission = submission_path(path)
     points = rubric.load(rubric_path)
     hidden = tuple(Path(h) for h in hide or ())
-    grade = runner.grade_file(submission, runner.GradeOptions(points, limits, None, allow_weak_isolation, hidden))
+    grade = runner.grade_file(submission, runner.GradeOptions(points, limits, None, allow_weak_isolation, hidden,
+                                                              tuple(only or ())))
     if not quiet:
         print(report.as_text(grade), end="")
-    results = report.as_gradescope(grade)
+    results = Results.from_report(grade)
     gif = None
     if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
         from grader.animation import render as animation
@@ -83,12 +89,12 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
         runs = animation.first_failing(submission, replace(limits, function_seconds=600.0), hide=hidden)
         if runs is not None:
             gif = animation.gif_bytes(runs)
-            results["extra_data"]["animation"] = runs.summary()
+            results = results.with_animation(AnimationNote.from_json(runs.summary()))
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)
     if json_path:
-        report.write_json(results, json_path)
+        gradescope_json.write_json(results, json_path)
         if not quiet:
             print(f"results written to {json_path}")
     if html_path:
@@ -107,12 +113,13 @@ def _interrupt(signum: int, frame: object) -> None:
 def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: str | None = None,
                force: bool = False, rubric_path: str | None = None, limits: Limits = Limits(),
                submission_seconds: float = SUBMISSION_SECONDS, nbgrader_db: str | None = None,
-               animations: bool = True, allow_weak_isolation: bool = False) -> int:
+               animations: bool = True, allow_weak_isolation: bool = False, accept_single_py: bool = False) -> int:
     """Grade a folder of submissions; print the grades table; the exit code."""
     from grader.commands.batch import pool as batch
     from grader.commands.batch import submissions as found
 
-    discovery = found.scan(Path(submissions), assignment, exclude=(Path(out),))
+    batch.check_output(Path(out), Path(submissions))  # before reading anyone's file
+    discovery = found.scan(Path(submissions), assignment, exclude=(Path(out),), accept_single_py=accept_single_py)
     if not submission_seconds > 0:
         raise UsageError(f"--submission-timeout {submission_seconds}: give a number of seconds > 0")
     if nbgrader_db:
@@ -211,6 +218,14 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
                              "says so)")
 
 
+def _command(commands: argparse._SubParsersAction, module: str, name: str, text: str) -> argparse.ArgumentParser:
+    """The parser of an instructor's command; where its module is absent (the student kit ships only check and
+    animate), a detached parser, so that the command is not offered at all rather than failing with a traceback."""
+    if importlib.util.find_spec(module) is None:
+        return argparse.ArgumentParser(prog=name, add_help=False)
+    return commands.add_parser(name, help=text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="granular-grade", description="Grade granularGas.py submissions.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -223,9 +238,11 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--animation", metavar="FILE", help="write the animation of the first failing scenario "
                                                            "(.gif) here")
     check.add_argument("--quiet", action="store_true", help="print nothing (with --json)")
+    check.add_argument("--only", action="append", metavar="NAME",
+                       help="check only this function or scenario (repeatable), e.g. --only contact_time_walls")
     check.add_argument("--hide", action="append", metavar="DIR", help="a folder the submission must not see")
     _limit_options(check)
-    batch = commands.add_parser("batch", help="grade a folder of submissions in parallel")
+    batch = _command(commands, "grader.commands.batch", "batch", text="grade a folder of submissions in parallel")
     batch.add_argument("submissions", help="folder with <student>/granularGas.py, <student>.py, or nbgrader's "
                                            "submitted/<student>/<assignment>/granularGas.py")
     batch.add_argument("--out", required=True, metavar="OUT", help="folder for grades.csv, summary.html and "
@@ -233,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     batch.add_argument("--jobs", type=int, metavar="N", help="submissions graded at once (default: all cores)")
     batch.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment name (nbgrader layout)")
     batch.add_argument("--force", action="store_true", help="regrade submissions that have not changed")
+    batch.add_argument("--accept-single-py", action="store_true",
+                       help="grade a student's folder's only .py file when it has no granularGas.py (hw3.py, "
+                            "GranularGas.py), and <student>.PY files; each such grade is noted")
     batch.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/spec/rubric.py)")
     batch.add_argument("--no-animations", action="store_true",
                        help="no animation in the feedback pages (a few seconds less per failing submission)")
@@ -246,24 +266,28 @@ def main(argv: list[str] | None = None) -> int:
     animate.add_argument("path", help="the granularGas.py to animate")
     animate.add_argument("--out", required=True, metavar="FILE", help="output file: .gif, .mp4 (ffmpeg) or .html")
     animate.add_argument("--scenario", default="gas", help="single, head_on, unequal, c12, dem or gas (default)")
-    animate.add_argument("--grains", type=int, default=60, metavar="N", help="grains of the gas (default 60)")
+    animate.add_argument("--grains", type=int, default=30, metavar="N",
+                         help="grains of the gas (default 30: the gas whose reference run the kit ships)")
     animate.add_argument("--duration", type=float, metavar="T", help="simulated time (default: the scenario's)")
     animate.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the gas (default 0)")
     animate.add_argument("--r", type=float, metavar="R", help="restitution (default: the scenario's)")
     animate.add_argument("--timeout", type=float, default=20.0, metavar="S",
                          help="seconds allowed for one call of update (default %(default)s)")
-    course = commands.add_parser("nbgrader-course", help="write an nbgrader course folder for the assignment")
+    course = _command(commands, "grader.commands.courses", "nbgrader-course",
+                      text="write an nbgrader course folder for the assignment")
     course.add_argument("--out", required=True, metavar="DIR", help="the course folder to write")
     course.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (the cells' points)")
     _limit_options(course)
-    zipped = commands.add_parser("gradescope-zip", help="build the Gradescope autograder bundle")
+    zipped = _command(commands, "grader.commands.courses", "gradescope-zip",
+                      text="build the Gradescope autograder bundle")
     zipped.add_argument("--out", required=True, metavar="FILE", help="the .zip to write")
     zipped.add_argument("--hidden-visibility", default="after_published",
                         help="when students see the hidden tests: hidden, after_due_date, after_published "
                              "(default) or visible")
     zipped.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table")
     _limit_options(zipped)
-    kit = commands.add_parser("student-kit", help="build what students download (no reference inside)")
+    kit = _command(commands, "grader.commands.kit", "student-kit",
+                   text="build what students download (no reference inside)")
     kit.add_argument("--out", required=True, metavar="DIR", help="folder to write the kit into")
     args = parser.parse_args(argv)
     from grader.sandbox import isolation
@@ -282,9 +306,10 @@ def main(argv: list[str] | None = None) -> int:
             return gradescope_main(args.out, args.hidden_visibility, args.rubric, limits, args.allow_weak_isolation)
         if args.command == "check":
             return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
-                              args.animation, args.allow_weak_isolation)
+                              args.animation, args.allow_weak_isolation, args.only)
         return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
-                          args.submission_timeout, args.nbgrader_db, not args.no_animations, args.allow_weak_isolation)
+                          args.submission_timeout, args.nbgrader_db, not args.no_animations, args.allow_weak_isolation,
+                          args.accept_single_py)
     except GraderError as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -34,7 +34,7 @@ from grader import spec
 from grader.properties import oracle
 from grader.sandbox import wire
 from grader.sandbox.calls import HelperCall, Returned
-from grader.spec.tolerances import NUDGE, STATE_RTOL, TIME_RTOL, close
+from grader.spec.tolerances import AUDIT_CONDITIONING_RTOL, STATE_RTOL, TIME_RTOL, close, nudged
 
 #: Helpers whose recorded calls may be checked against the reference.
 AUDITED = ("contact_time_grains", "contact_time_walls", "minimum_contact_time", "contact_solve_wall",
@@ -145,18 +145,12 @@ def agrees(name: str, got: Any, expected: Any, args: tuple[Any, ...]) -> bool:
     return vectors is not None and close(vectors, reference, scale, STATE_RTOL)
 
 
-def _nudged(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    rng = np.random.default_rng(0)
-    return tuple(a * (1 + NUDGE * rng.uniform(-1, 1, a.shape)) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
-                 else a for a in args)
-
-
 def reference_answer(name: str, args: tuple[Any, ...]) -> Any | None:
     """The reference's answer, or None when it is ill-conditioned there (or the reference refuses)."""
     function: Callable[..., Any] = getattr(oracle.reference(), name)
     try:
         expected = function(*args)
-        again = function(*_nudged(args))
+        again = function(*nudged(args))
     except Exception:  # noqa: BLE001 - inputs the reference refuses cannot blame a helper
         return None
     if name in ("contact_time_grains", "contact_time_walls"):
@@ -166,7 +160,7 @@ def reference_answer(name: str, args: tuple[Any, ...]) -> Any | None:
             np.ravel(expected[1]))
     else:
         ok = close(np.asarray(again, float), np.asarray(expected, float), np.abs(np.asarray(expected)).max() + 1,
-                   STATE_RTOL * 1e-2)
+                   AUDIT_CONDITIONING_RTOL)
     return expected if ok else None
 
 

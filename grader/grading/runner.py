@@ -23,8 +23,9 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
 from grader import spec
-from grader.errors import IsolationTooWeak
+from grader.errors import IsolationTooWeak, UsageError
 from grader.grading import audit
+from grader.grading.causes import Cause, cause_of, wrong_helper
 from grader.grading.snippets import snippet
 from grader.properties import oracle
 from grader.properties.property import Discard, Property, PropertyFailed
@@ -39,6 +40,12 @@ from grader.spec.limits import Limits
 #: call, so that a helper's own failures are known when its callers are graded.
 GRADING_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "contact_solve_wall",
                                   "contact_solve_grains", "minimum_contact_time", "update", *spec.SCENARIO_NAMES)
+
+#: The order in which the statement (assignment/README.md) builds the items: the
+#: contact times, the collision laws, then the loop of update that needs the
+#: earliest contact; reports follow it (checked by tests/test_self_check.py).
+STATEMENT_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "contact_solve_grains",
+                                    "contact_solve_wall", "minimum_contact_time", "update", *spec.SCENARIO_NAMES)
 
 #: How a test ended, beyond passed/failed: for the grades table's status.
 PASSED, FAILED, TIMEOUT, CRASHED, SET_ASIDE = "passed", "failed", "timeout", "crashed", "set aside"
@@ -55,7 +62,7 @@ def all_properties(hidden: bool) -> list[Property]:
         from grader.properties import hidden as hidden_props  # absent from the student kit
 
         properties = properties + hidden_props.PROPERTIES
-    order = {name: k for k, name in enumerate(spec.ITEM_NAMES)}
+    order = {name: k for k, name in enumerate(STATEMENT_ORDER)}
     return sorted(properties, key=lambda p: (order[p.item], p.hidden))
 
 
@@ -70,6 +77,8 @@ class TestResult:
     seconds: float = 0.0
     #: How it ended: passed, failed, timeout, crashed or set aside (helper wrong).
     outcome: str = PASSED
+    #: One cause shared by many tests (not written yet, missing, no import, a wrong helper), if it is one.
+    cause: Cause | None = None
 
 
 @dataclass
@@ -89,6 +98,8 @@ class GradeReport:
     weaknesses: tuple[str, ...] = ()
     #: Hidden tests ran although the isolation was weak, because the TA asked for it.
     weak_isolation_allowed: bool = False
+    #: The items graded when only some were chosen (GradeOptions.only); () for all.
+    only: tuple[str, ...] = ()
 
     @property
     def score(self) -> float:
@@ -125,6 +136,17 @@ class GradeOptions:
     allow_weak_isolation: bool = False
     #: Folders the submission must not see (other submissions, the output).
     hide: tuple[Path, ...] = ()
+    #: Grade only these functions and scenarios (check --only); () for all.
+    only: tuple[str, ...] = ()
+
+
+def chosen(only: tuple[str, ...]) -> tuple[str, ...]:
+    """The items named in ``only``, in the statement's order, without repeats; UsageError for a wrong name."""
+    wrong = [name for name in only if name not in spec.ITEM_NAMES]
+    if wrong:
+        raise UsageError(f"--only {wrong[0]}: not a function or scenario of the assignment; choose from "
+                         + ", ".join(STATEMENT_ORDER))
+    return tuple(name for name in STATEMENT_ORDER if name in only)
 
 
 class Session:
@@ -215,8 +237,9 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
     return None
 
 
-def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset()) -> tuple[str, str, str]:
-    """(outcome, message, snippet) of one property: PASSED with empty texts when it holds.
+def run_property(sandbox: Sandbox, prop: Property,
+                 suspects: frozenset[str] = frozenset()) -> tuple[str, str, str, Cause | None]:
+    """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
     case that rests on a wrong answer of one of them is set aside.
@@ -254,28 +277,29 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         return _verdict_without_failure(prop, tally)
     except Flaky:
         return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
-                        "(does the function keep state between calls, or use randomness?)"), ""
+                        "(does the function keep state between calls, or use randomness?)"), "", None
     if stopped:
         stop = stopped[0]
         kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
-        return kind, str(stop.error), snippet(stop.trace[-1:])
+        return kind, str(stop.error), snippet(stop.trace[-1:]), None
     session.new_case()
     try:
         prop.verify(session, smallest)
     except (PropertyFailed, SubmissionError) as exc:
-        return FAILED, str(exc), snippet(session.trace[-3:])
+        called = session.trace[-1][0] if session.trace else ""
+        return FAILED, str(exc), snippet(session.trace[-3:]), cause_of(exc, called)
     except Discard:
         pass
-    return FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", ""
+    return FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None
 
 
-def _verdict_without_failure(prop: Property, tally: _Tally) -> tuple[str, str, str]:
+def _verdict_without_failure(prop: Property, tally: _Tally) -> tuple[str, str, str, Cause | None]:
     """No counted case failed: the property holds, unless its cases were mostly set aside."""
     if not tally.spoiled or tally.passed > len(tally.spoiled):
-        return PASSED, "", ""
+        return PASSED, "", "", None
     first = tally.spoiled[0]
     return (SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside: "
-            f"{first.message()}", snippet([(first.helper, first.args)]))
+            f"{first.message()}", snippet([(first.helper, first.args)]), wrong_helper(first.helper))
 
 
 def status_of(report_results: list[TestResult], import_failure: SubmissionError | None) -> str:
@@ -311,12 +335,13 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     tests would run without isolation strong enough and the options do not
     allow it; errors.SandboxFault when the sandbox cannot start.
     """
+    selected = chosen(options.only)  # a wrong name is refused before anything runs
     _draw_without_local_constants()
     points = options.points or rubric.default_points()
     hidden = oracle.available() if options.hidden is None else options.hidden
     probe = check_isolation(options, hidden)
     sandboxes.selftest(options.limits)
-    properties = all_properties(hidden)
+    properties = [p for p in all_properties(hidden) if p.item in (selected or spec.ITEM_NAMES)]
     per_item = {name: sum(p.item == name for p in properties) for name in spec.ITEM_NAMES}
     order = {name: k for k, name in enumerate(GRADING_ORDER)}
     started = time.monotonic()
@@ -326,18 +351,18 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
         for prop in sorted(properties, key=lambda p: order[p.item]):
             weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()
-            outcome, message, repro = run_property(sandbox, prop, frozenset(failed_items - {prop.item}))
+            outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}))
             if outcome != PASSED:
                 failed_items.add(prop.item)
             results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",
                                       weight if outcome == PASSED else 0.0, weight, message, repro,
-                                      time.monotonic() - t0, outcome))
+                                      time.monotonic() - t0, outcome, cause))
         statement_order = {id(p): k for k, p in enumerate(properties)}
         results.sort(key=lambda r: statement_order[id(r.prop)])
         return GradeReport(str(path), results, hidden, sandbox.import_error, sandbox.output(),
                            time.monotonic() - started, points, status_of(results, sandbox.import_failure),
                            probe.protections, probe.weaknesses,
-                           options.allow_weak_isolation and hidden and not probe.strong)
+                           options.allow_weak_isolation and hidden and not probe.strong, selected)
 
 
 def grade(path: str | Path, points: dict[str, float] | None = None, limits: Limits = Limits(),

@@ -17,7 +17,7 @@ from grader.properties.geometry import rotation, wall_tangent
 from grader.properties.property import Caller, Property, fail
 from grader.properties.readers import call_pure, fmt, one_float, vector, vector_pair
 from grader.spec import NO_CONTACT
-from grader.spec.tolerances import TIME_RTOL, VELOCITY_RTOL, close
+from grader.spec.tolerances import ALONG_WALL_MIN_TIME, TIME_RTOL, VELOCITY_RTOL, close
 
 CTG, CTW, CSW, CSG = "contact_time_grains", "contact_time_walls", "contact_solve_wall", "contact_solve_grains"
 
@@ -29,9 +29,6 @@ NO_CONTACT_REASON = {
     "away": "the grain moves away from the wall",
     "overlap": "the grain already overlaps the wall line, so the contact time would be negative",
 }
-
-#: A "no contact" time along a wall may be round-off instead of sys.float_info.max, if at least this far.
-ALONG_WALL_MIN_TIME = 1e12
 
 
 def expect_time(got: float, expected: float | None, name: str, what: str) -> None:

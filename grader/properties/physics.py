@@ -16,9 +16,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from grader.properties.property import Caller, Property, fail
-from grader.properties.readers import fmt, one_float, time_and_index, vector_pair
-from grader.properties.system import call_update
-from grader.spec import scenarios
+from grader.properties.readers import call_update, fmt, one_float, time_and_index, vector_pair
+from grader.spec import NO_PREVIOUS_CONTACT, scenarios
 from grader.spec.tolerances import SCENARIO_RTOL, close
 from reference import c12, dem
 
@@ -39,7 +38,7 @@ def _pair(i: int, j: int) -> str:
 
 def drive_row(caller: Caller, row: scenarios.Scenario, t_end: float) -> list[tuple[float, str]]:
     """Collisions (t, pair numbered from 1) from the student's contact search and collision law."""
-    x, v, index_old = row.x.copy(), row.v.copy(), np.array([-1, -1])
+    x, v, index_old = row.x.copy(), row.v.copy(), np.array(NO_PREVIOUS_CONTACT)
     t, events = 0.0, list[tuple[float, str]]()
     while len(events) < MAX_EVENTS:
         tc, index = time_and_index(caller.call(MCT, x, v, row.R, row.w, index_old), row.n, len(row.w))
@@ -78,7 +77,7 @@ def check_c12_table(caller: Caller, e: float) -> None:
 def check_c12_update(caller: Caller, e: float) -> None:
     row = scenarios.c12_row(e)
     run = c12.event_row(e, t_end=c12.T_END)
-    x, v, _ = call_update(caller, row, row.x.copy(), row.v.copy(), np.array([-1, -1]), c12.T_END)
+    x, v, _ = call_update(caller, row, row.x.copy(), row.v.copy(), np.array(NO_PREVIOUS_CONTACT), c12.T_END)
     expected_v = np.array([[float(u), 0.0] for u in run.velocities])
     expected_x = np.array([[float(p), 0.0] for p in run.positions])
     if not close(v, expected_v, c12.V0, SCENARIO_RTOL):
@@ -115,7 +114,7 @@ def check_dem_collision(caller: Caller, e: float) -> None:
     if not close(got, expected, 1.0, SCENARIO_RTOL):
         fail(f"{CSG} gives velocities {_rows(got)} after the DEM pair's collision with e = {e}; the hard-sphere "
              f"solution is {_rows(expected)}")
-    x_end, v_end, _ = call_update(caller, pair, pair.x.copy(), pair.v.copy(), np.array([-1, -1]), 1.0)
+    x_end, v_end, _ = call_update(caller, pair, pair.x.copy(), pair.v.copy(), np.array(NO_PREVIOUS_CONTACT), 1.0)
     expected_x = x + expected * (1.0 - tc)
     if not close(v_end, expected, 1.0, SCENARIO_RTOL) or not close(x_end, expected_x, 1.0, SCENARIO_RTOL):
         fail(f"update(..., dt = 1) on the DEM pair with e = {e} ends at x = {_rows(x_end)}, v = {_rows(v_end)}; "

@@ -17,6 +17,8 @@ from grader import spec
 from grader.properties.property import Caller, fail
 from grader.sandbox import wire
 from grader.sandbox.calls import Returned
+from grader.spec import NO_PREVIOUS_CONTACT
+from grader.spec.scenarios import Scenario
 
 #: Longest rendering of one value in a message.
 VALUE_CAP = 160
@@ -170,3 +172,15 @@ def call_pure(caller: Caller, name: str, args: tuple) -> Returned:
     r = caller.call(name, *args)
     unchanged(r, args, name)
     return r
+
+
+def args_of(gas: Scenario, index_old: tuple[int, int] = NO_PREVIOUS_CONTACT) -> tuple:
+    """minimum_contact_time's arguments for a gas."""
+    return (gas.x, gas.v, gas.R, gas.w, np.array(index_old, dtype=int))
+
+
+def call_update(caller: Caller, gas: Scenario, x: np.ndarray, v: np.ndarray, index: np.ndarray, dt: float,
+                t: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """update through the caller; the new x, v and indexOld, read from the arguments (it works in place)."""
+    r = caller.call("update", x, v, gas.R, gas.m, gas.w, index, gas.r, dt, t)
+    return state_after_update(r, x.shape, v.shape)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from grader.spec.scenarios import Scenario, random_gas
+
 COORD = 10.0
 MIN_RADIUS, MAX_RADIUS = 0.05, 2.0
 MIN_SPEED, MAX_SPEED = 0.1, 5.0
@@ -247,3 +249,10 @@ class WallContact:
 def wall_contacts(draw) -> WallContact:
     case = draw(colliding_walls())
     return WallContact(case.w, case.x1 + case.v1 * case.expected, case.v1, draw(restitutions))
+
+
+def gases(n_max: int = 12, speed: float = 1.0, r: st.SearchStrategy[float] = restitutions,
+          ) -> st.SearchStrategy[Scenario]:
+    """Random gases of 2..n_max grains in a box (grader.spec.scenarios.random_gas)."""
+    return st.builds(random_gas, n=st.integers(2, n_max), seed=st.integers(0, 2**16),
+                     packing=st.floats(0.05, 0.3), r=r, speed=st.just(speed))

@@ -14,29 +14,18 @@ from hypothesis import strategies as st
 from grader.properties import strategies as S
 from grader.properties.geometry import pair_overlap_during, wall_height
 from grader.properties.property import Caller, Property, fail
-from grader.properties.readers import call_pure, fmt, state_after_update, time_and_index
-from grader.sandbox.calls import Returned
-from grader.spec import NO_CONTACT, wall_number
-from grader.spec.scenarios import Scenario, box_walls, channel, random_gas
-from grader.spec.tolerances import OVERLAP_RTOL, STATE_RTOL, VELOCITY_RTOL, close
+from grader.properties.readers import args_of, call_pure, call_update, fmt, time_and_index
+from grader.properties.strategies import gases
+from grader.spec import NO_CONTACT, NO_PREVIOUS_CONTACT, wall_number
+from grader.spec.scenarios import Scenario, box_walls, channel
+from grader.spec.tolerances import ENERGY_RTOL, OVERLAP_RTOL, STATE_RTOL, TOUCH_RTOL, close
 
 MCT, UPDATE = "minimum_contact_time", "update"
 
-#: Touching, for contacts found by minimum_contact_time (relative to the radii).
-TOUCH_RTOL = 1e-6
 #: The busy channel: seeds (of grader.spec.scenarios.channel, 6 grains, free length 0.25) and the one dt, in
 #: which each makes 3000 to 4200 contacts (checked by tests/test_properties.py): far past the recursion limit.
 CHANNEL_SEEDS = (0, 1, 3, 4, 5)
 CHANNEL_GRAINS, CHANNEL_GAP, CHANNEL_DT = 6, 0.25, 40.0
-
-
-def gases(n_max: int = 12, speed: float = 1.0, r=S.restitutions) -> st.SearchStrategy[Scenario]:
-    return st.builds(random_gas, n=st.integers(2, n_max), seed=st.integers(0, 2**16),
-                     packing=st.floats(0.05, 0.3), r=r, speed=st.just(speed))
-
-
-def args_of(gas: Scenario, index_old=(-1, -1)) -> tuple:
-    return (gas.x, gas.v, gas.R, gas.w, np.array(index_old, dtype=int))
 
 
 def check_is_earliest(gas: Scenario, tc: float, index, excluded=None) -> tuple[int, int]:
@@ -106,12 +95,6 @@ def check_no_contact(caller: Caller, gas: Scenario) -> None:
 
 # -- update -------------------------------------------------------------------
 
-def call_update(caller: Caller, gas: Scenario, x, v, index, dt: float, t: float = 0.0) -> tuple:
-    """update through the caller; the new x, v and indexOld, read from the arguments (it works in place)."""
-    r: Returned = caller.call(UPDATE, x, v, gas.R, gas.m, gas.w, index, gas.r, dt, t)
-    return state_after_update(r, x.shape, v.shape)
-
-
 @st.composite
 def collisions_in_one_step(draw):
     """Two grains of unequal masses meeting once at T inside a step dt, far from any wall."""
@@ -126,7 +109,7 @@ def collisions_in_one_step(draw):
 
 def check_one_collision(caller: Caller, case) -> None:
     gas, T = case
-    x, v, index = gas.x.copy(), gas.v.copy(), np.array([-1, -1])
+    x, v, index = gas.x.copy(), gas.v.copy(), np.array(NO_PREVIOUS_CONTACT)
     x1, v1, index1 = call_update(caller, gas, x, v, index, gas.dt)
     xc = gas.x + gas.v * T
     n = (xc[0] - xc[1]) / np.linalg.norm(xc[0] - xc[1])
@@ -172,16 +155,16 @@ def check_step(gas: Scenario, before: tuple, after: tuple, dt: float, t: float) 
         out = np.flatnonzero(heights < gas.R * (1 - OVERLAP_RTOL))
         if out.size:
             fail(f"{UPDATE}: at t = {fmt(t)} grain {out[0]} at {fmt(x[out[0]])} overlaps or crossed wall w[{k}]")
-    if gas.r == 1.0 and not close(new, energy, energy, VELOCITY_RTOL * 100):
+    if gas.r == 1.0 and not close(new, energy, energy, ENERGY_RTOL):
         fail(f"{UPDATE}: with r = 1 the kinetic energy must stay {fmt(energy)}; at t = {fmt(t)} it is {fmt(new)}")
-    if new > energy * (1 + VELOCITY_RTOL * 100):
+    if new > energy * (1 + ENERGY_RTOL):
         fail(f"{UPDATE}: the kinetic energy grew from {fmt(energy)} to {fmt(new)} at t = {fmt(t)} "
              f"(r = {fmt(gas.r)})")
 
 
 def run_and_watch(caller: Caller, gas: Scenario, steps: int, dt: float) -> None:
     """Run update step by step, checking every step (check_step)."""
-    x, v, index = gas.x.copy(), gas.v.copy(), np.array([-1, -1])
+    x, v, index = gas.x.copy(), gas.v.copy(), np.array(NO_PREVIOUS_CONTACT)
     for step in range(steps):
         x0, v0 = x.copy(), v.copy()
         x, v, index = call_update(caller, gas, x, v, index.astype(int), dt, step * dt)
@@ -215,7 +198,7 @@ def channel_end_state(gas: Scenario, dt: float) -> tuple[np.ndarray, np.ndarray,
 
 def check_channel(caller: Caller, gas: Scenario) -> None:
     xe, ve, _ = channel_end_state(gas, CHANNEL_DT)
-    x, v, index = call_update(caller, gas, gas.x.copy(), gas.v.copy(), np.array([-1, -1]), CHANNEL_DT)
+    x, v, index = call_update(caller, gas, gas.x.copy(), gas.v.copy(), np.array(NO_PREVIOUS_CONTACT), CHANNEL_DT)
     if not (close(x, xe, gas.w[1, 0, 0], STATE_RTOL) and close(v, ve, np.abs(gas.v).max(), STATE_RTOL)):
         worst = int(np.argmax(np.abs(x - xe).max(axis=1) + np.abs(v - ve).max(axis=1)))
         fail(f"{UPDATE}: {gas.n} equal grains (r = 1) bounce along a channel between two walls, over 3000 "

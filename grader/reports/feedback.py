@@ -1,7 +1,7 @@
 """A student's feedback page: one self-contained HTML file, nothing loaded from the network.
 
-Built from the results.json the grader writes (Gradescope's schema with our
-``extra_data``), so the page and the grade can never disagree.
+Built from the typed results (:class:`grader.grading.results.Results`) that
+results.json is written from, so the page and the grade can never disagree.
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import base64
 from html import escape
 
 from grader import spec
-
-REPRODUCE = "\n\nTo reproduce:\n"
+from grader.grading.results import AnimationNote, Results
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
@@ -38,91 +37,85 @@ def points(x: float) -> str:
     return f"{round(x, 2):.2f}".rstrip("0").rstrip(".")
 
 
-def split_output(output: str) -> tuple[str, str]:
-    """(message, reproduction snippet) of one test's output."""
-    message, _, snippet = output.partition(REPRODUCE)
-    return message, snippet
-
-
-def function_table(results: dict) -> str:
-    items = results["extra_data"]["items"]
+def function_table(results: Results) -> str:
     rows = []
-    for name in spec.ITEM_NAMES:
-        tests = [t for t in results["tests"] if t["tags"][0] == name]
-        passed = sum(t["status"] == "passed" for t in tests)
-        score, maximum = items[name]
-        css = "full" if score >= maximum else "lost"
-        label = spec.item_label(name)
-        label = f"<code>{escape(label)}</code>" if name in spec.FUNCTION_NAMES else f"scenario: {escape(label)}"
+    for item in results.items:
+        tests = results.tests_of(item.item)
+        passed = sum(t.passed for t in tests)
+        css = "full" if item.score >= item.max_score else "lost"
+        label = spec.item_label(item.item)
+        label = f"<code>{escape(label)}</code>" if item.item in spec.FUNCTION_NAMES else f"scenario: {escape(label)}"
         rows.append(f"<tr class=\"{css}\"><td>{label}</td>"
-                    f"<td class=\"num\">{points(score)} / {points(maximum)}</td>"
+                    f"<td class=\"num\">{points(item.score)} / {points(item.max_score)}</td>"
                     f"<td class=\"num\">{passed} of {len(tests)} tests passed</td></tr>")
     return ("<table><tr><th>function or scenario</th><th>points</th><th>tests</th></tr>\n" + "\n".join(rows)
             + "\n</table>")
 
 
-def failures(results: dict) -> str:
-    failed = [t for t in results["tests"] if t["status"] != "passed"]
-    if not failed:
+def failures(results: Results) -> str:
+    if not results.failed:
         return "<p>Every test passed.</p>"
     parts = []
-    for t in failed:
-        message, snippet = split_output(t["output"])
-        kind = "scenario" if t["tags"][0] in spec.SCENARIO_NAMES else f"{t['tags'][1]} test of"
-        part = (f"<div class=\"failure\"><h3><code>{escape(t['name'])}</code></h3>"
-                f"<p class=\"small\">{escape(kind)} <code>{escape(t['tags'][0])}</code>, "
-                f"{points(t['max_score'])} points</p><pre>{escape(message)}</pre>")
-        if snippet:
+    for t in results.failed:
+        kind = "scenario" if t.item in spec.SCENARIO_NAMES else f"{'hidden' if t.hidden else 'public'} test of"
+        part = (f"<div class=\"failure\"><h3><code>{escape(t.id)}</code></h3>"
+                f"<p class=\"small\">{escape(kind)} <code>{escape(t.item)}</code>, "
+                f"{points(t.max_score)} points</p><pre>{escape(t.message or t.description)}</pre>")
+        if t.snippet:
             part += ("<p>The smallest failing input, ready to paste next to your granularGas.py:</p>"
-                     f"<pre>{escape(snippet)}</pre>")
+                     f"<pre>{escape(t.snippet)}</pre>")
         parts.append(part + "</div>")
     return "\n".join(parts)
 
 
-def animation_section(summary: dict, gif: bytes) -> str:
-    said = [f"Scenario <code>{escape(summary['scenario'])}</code>: your <code>update</code> (left) next to the "
-            "reference's (right), from the same start, at the same frame times; grains coloured by speed."]
-    if summary.get("first_divergence_t") is not None:
-        said.append(f"Your grains leave the reference's at t = {summary['first_divergence_t']:.3g}.")
-    if summary.get("first_overlap_t") is not None:
-        said.append(f"Grains overlap from t = {summary['first_overlap_t']:.3g} (red outline).")
-    if summary.get("first_outside_t") is not None:
-        said.append(f"A grain leaves the box at t = {summary['first_outside_t']:.3g} (red outline).")
-    if summary.get("error"):
-        said.append(f"Your update stopped {escape(summary['error'])}.")
+def animation_section(note: AnimationNote, gif: bytes) -> str:
+    if note.reference == "absent":
+        said = [f"Scenario <code>{escape(note.scenario)}</code>: your <code>update</code> alone (the kit holds the "
+                "reference's runs of the standard scenarios only); grains coloured by speed."]
+    else:
+        said = [f"Scenario <code>{escape(note.scenario)}</code>: your <code>update</code> (left) next to the "
+                "reference's (right), from the same start, at the same frame times; grains coloured by speed."]
+    if note.first_divergence_t is not None:
+        said.append(f"Your grains leave the reference's at t = {note.first_divergence_t:.3g}.")
+    if note.first_overlap_t is not None:
+        said.append(f"Grains overlap from t = {note.first_overlap_t:.3g} (red outline).")
+    if note.first_outside_t is not None:
+        said.append(f"A grain leaves the box at t = {note.first_outside_t:.3g} (red outline).")
+    if note.error:
+        said.append(f"Your update stopped {escape(note.error)}.")
     data = base64.b64encode(gif).decode("ascii")
-    return (f"<h2>Your gas next to the reference</h2><p>{' '.join(said)}</p>"
-            f"<img class=\"animation\" alt=\"animation of the {escape(summary['scenario'])} scenario\" "
+    return (f"<h2>{escape(note.heading)}</h2><p>{' '.join(said)}</p>"
+            f"<img class=\"animation\" alt=\"animation of the {escape(note.scenario)} scenario\" "
             f"src=\"data:image/gif;base64,{data}\">")
 
 
-def page(student: str, results: dict, source: str = "", gif: bytes | None = None) -> str:
+def page(student: str, results: Results, source: str = "", gif: bytes | None = None) -> str:
     """The whole feedback page of one student (gif: the animation of the first failing scenario)."""
-    extra = results["extra_data"]
     body = [f"<h1>granularGas.py: feedback for {escape(student)}</h1>",
-            f"<p><span class=\"status\">{points(results['score'])} / {points(results['max_score'])} points</span>"
-            f" &middot; {escape(extra['status'])} &middot; graded in {results.get('execution_time', 0):g} s</p>"]
-    if results.get("output"):
-        body.append(f"<pre>{escape(results['output'])}</pre>")
+            f"<p><span class=\"status\">{points(results.score)} / {points(results.max_score)} points</span>"
+            f" &middot; {escape(results.status)} &middot; graded in {results.seconds:g} s</p>"]
+    if results.import_error:
+        body.append(f"<pre>{escape(results.import_error)}</pre>")
     body += ["<h2>Points per function and scenario</h2>", function_table(results)]
-    if gif and extra.get("animation"):
-        body.append(animation_section(extra["animation"], gif))
+    if gif and results.animation is not None:
+        body.append(animation_section(results.animation, gif))
     body += ["<h2>What failed, and why</h2>", failures(results)]
-    passed = [t for t in results["tests"] if t["status"] == "passed"]
+    passed = [t for t in results.tests if t.passed]
     if passed:
-        items = "".join(f"<li><code>{escape(t['name'])}</code>: {escape(split_output(t['output'])[0])}</li>"
+        items = "".join(f"<li><code>{escape(t.id)}</code>: {escape(t.message or t.description)}</li>"
                         for t in passed)
         body.append(f"<details><summary>{len(passed)} tests passed</summary><ul>{items}</ul></details>")
-    if not extra.get("hidden_tests_run", True):
+    if not results.hidden_run:
         body.append("<p class=\"small\">Public tests only: the hidden tests run when your submission is graded.</p>")
-    if extra.get("printed"):
-        body.append(f"<details><summary>What your file printed</summary><pre>{escape(extra['printed'])}</pre>"
+    if results.printed:
+        body.append(f"<details><summary>What your file printed</summary><pre>{escape(results.printed)}</pre>"
                     "</details>")
     if source:
-        body.append(f"<details><summary>The file that was graded (sha256 {escape(extra.get('sha256', '')[:12])})"
+        sha = results.provenance.sha256 if results.provenance is not None else ""
+        body.append(f"<details><summary>The file that was graded (sha256 {escape(sha[:12])})"
                     f"</summary><pre>{escape(source)}</pre></details>")
-    if extra.get("protections") or extra.get("weaknesses"):
-        items = "".join(f"<li>{escape(p)}</li>" for p in extra.get("protections", []))
-        items += "".join(f"<li>not in force: {escape(p)}</li>" for p in extra.get("weaknesses", []))
+    if results.protections or results.weaknesses:
+        items = "".join(f"<li>{escape(p)}</li>" for p in results.protections)
+        items += "".join(f"<li>not in force: {escape(p)}</li>" for p in results.weaknesses)
         body.append(f"<details class=\"small\"><summary>How your code was run</summary><ul>{items}</ul></details>")
     return html_document(f"Feedback for {student}", "\n".join(body))

@@ -12,13 +12,10 @@ from __future__ import annotations
 import json
 import textwrap
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
 from grader import spec
+from grader.grading.results import Results, TestRecord, boolean, number, objects, optional, string, strings
 from grader.reports.feedback import points
-
-if TYPE_CHECKING:
-    from grader.grading.runner import GradeReport, TestResult
 
 #: The runner's outcome of a test whose cases rested on a wrong helper: its
 #: message quotes the reference's answer for that helper call.
@@ -63,34 +60,36 @@ class StudentView:
 
     @classmethod
     def from_json(cls, text: str) -> StudentView:
+        """The view back; ValueError (ResultsError naming the field) if it is not what to_json wrote."""
         data = json.loads(text)
-        items = tuple(ItemView(i["item"], float(i["earned"]), float(i["maximum"]), tuple(i["public_failures"]),
-                               int(i["hidden_failed"])) for i in data["items"])
-        return cls(str(data["submission"]), float(data["score"]), float(data["max_score"]), str(data["status"]),
-                   data["import_error"], bool(data["hidden_run"]), items)
+        items = tuple(ItemView(string(i, f"items[{k}]", "item"), number(i, f"items[{k}]", "earned"),
+                               number(i, f"items[{k}]", "maximum"), strings(i, f"items[{k}]", "public_failures"),
+                               int(number(i, f"items[{k}]", "hidden_failed")))
+                      for k, i in enumerate(objects(data, "", "items")))
+        return cls(string(data, "", "submission"), number(data, "", "score"), number(data, "", "max_score"),
+                   string(data, "", "status"), optional(data, "", "import_error", string),
+                   boolean(data, "", "hidden_run"), items)
 
 
-def public_failure(result: TestResult) -> str:
+def public_failure(test: TestRecord) -> str:
     """A failed public test as a student may see it (a set-aside test without the reference's answer)."""
-    if getattr(result, "outcome", "") == SET_ASIDE:
-        return f"FAILED {result.prop.id} ({result.prop.description})\n  {SET_ASIDE_MESSAGE}"
-    text = f"FAILED {result.prop.id} ({result.prop.description})\n{textwrap.indent(result.message, '  ')}"
-    if result.snippet:
-        text += "\n  smallest failing input, to reproduce:\n" + textwrap.indent(result.snippet.rstrip(), "    | ")
+    if test.outcome == SET_ASIDE:
+        return f"FAILED {test.id} ({test.description})\n  {SET_ASIDE_MESSAGE}"
+    text = f"FAILED {test.id} ({test.description})\n{textwrap.indent(test.message, '  ')}"
+    if test.snippet:
+        text += "\n  smallest failing input, to reproduce:\n" + textwrap.indent(test.snippet.rstrip(), "    | ")
     return text
 
 
-def student_view(report: GradeReport, name: str) -> StudentView:
-    """The view of ``report`` (``name``: the file name to show, never the grader's paths)."""
+def student_view(results: Results, name: str) -> StudentView:
+    """The view of ``results`` (``name``: the file name to show, never the grader's paths)."""
     items = []
-    for item, (earned, maximum) in report.by_item().items():
-        mine = [r for r in report.results if r.prop.item == item and r.status != "passed"]
-        items.append(ItemView(item, earned, maximum, tuple(public_failure(r) for r in mine if not r.prop.hidden),
-                              sum(r.prop.hidden for r in mine)))
-    return StudentView(name, report.score, report.max_score, report.status, report.import_error, report.hidden_run,
-                       tuple(items))
-
-
+    for item in results.items:
+        failed = [t for t in results.tests_of(item.item) if not t.passed]
+        items.append(ItemView(item.item, item.score, item.max_score,
+                              tuple(public_failure(t) for t in failed if not t.hidden), sum(t.hidden for t in failed)))
+    return StudentView(name, results.score, results.max_score, results.status, results.import_error,
+                       results.hidden_run, tuple(items))
 
 
 def item_text(view: ItemView) -> str:

@@ -25,6 +25,8 @@ import sys
 import traceback
 
 TEXT_CAP = 300  # replaced by the grader's value from the config
+#: The submission's path (set by main): its frames are the ones quoted in error messages.
+SUBMISSION = ["granularGas.py"]
 
 
 def encode(value, depth=0, array_cap=1_000_000):
@@ -69,8 +71,8 @@ def decode(obj):
 def describe_exception(exc):
     try:
         frames = traceback.extract_tb(exc.__traceback__)
-        own = [f for f in frames if f.filename.endswith("granularGas.py")]
-        where = f" (granularGas.py, line {own[-1].lineno}: {own[-1].line})" if own else ""
+        own = [f for f in frames if os.path.basename(f.filename) == os.path.basename(SUBMISSION[0])]
+        where = f" ({os.path.basename(SUBMISSION[0])}, line {own[-1].lineno}: {own[-1].line})" if own else ""
     except Exception:  # noqa: BLE001
         where = ""
     try:
@@ -214,6 +216,8 @@ def import_submission(path):
     import importlib.util
 
     module_spec = importlib.util.spec_from_file_location("granularGas", path)
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"{path} cannot be imported as a Python module")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules["granularGas"] = module
     module_spec.loader.exec_module(module)
@@ -223,6 +227,7 @@ def import_submission(path):
 def main():
     global TEXT_CAP
     request_fd, reply_fd, path, config = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
+    SUBMISSION[0] = path
     TEXT_CAP = config["text_cap"]
     sys.stdout = CappedOutput(sys.stdout, config["output_cap"])
     sys.stderr = CappedOutput(sys.stderr, config["output_cap"])

@@ -138,6 +138,8 @@ def kill_uid(uid: int) -> None:
 # ---------------------------------------------------------------- folders: one parent per grader process
 
 class _Closable(Protocol):
+    slot: int
+
     def close(self) -> None: ...
 
 

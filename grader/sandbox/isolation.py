@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from grader import spec
 from grader.errors import SandboxFault
 from grader.sandbox import allow_list as tree
 from grader.sandbox import host
@@ -255,7 +256,7 @@ class Box:
 
     def _fill(self, submission: Path, child: Path, hide: tuple[Path, ...]) -> None:
         self.root.chmod(0o711)
-        for name, source in (("granularGas.py", submission), ("child.py", child)):
+        for name, source in ((spec.FILE_NAME, submission), ("child.py", child)):
             shutil.copyfile(source, self.root / name)
             (self.root / name).chmod(0o444)  # under its own uid, the child cannot rewrite what it is graded on
         (self.root / "out").mkdir(mode=0o700)
@@ -269,7 +270,7 @@ class Box:
             return
         self.work = self.root / "work"
         self.work.mkdir(mode=0o700)
-        self.submission_inside, self.child_inside = str(self.root / "granularGas.py"), str(self.root / "child.py")
+        self.submission_inside, self.child_inside = str(self.root / spec.FILE_NAME), str(self.root / "child.py")
         self.site_inside, self.work_inside = tree.host_site(), str(self.work)
         if self.uid is not None:
             if not host.interpreter_usable(self.uid):
@@ -287,7 +288,7 @@ class Box:
         bwrap = self.mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER)
         if bwrap:
             files = self.tree
-            prefix = _bwrap_argv(self.mode, files, self.root / "granularGas.py", self.root / "child.py",
+            prefix = _bwrap_argv(self.mode, files, self.root / spec.FILE_NAME, self.root / "child.py",
                                  self.uid or 0, self.limits)
             python, env, cwd = files.python, _environment(files), self.root
         else:
@@ -306,7 +307,7 @@ class Box:
 
     def output(self, limit: int) -> str:
         """What the child printed (stdout then stderr), at most ``limit`` bytes read."""
-        chunks = []
+        chunks: list[bytes] = []
         for name in ("stdout", "stderr"):
             with open(self.root / "out" / name, "rb") as f:
                 chunks.append(f.read(max(0, limit - sum(map(len, chunks)))))

@@ -41,9 +41,6 @@ NO_CONTACT: float = sys.float_info.max
 #: ``indexOld`` before any contact has happened.
 NO_PREVIOUS_CONTACT: tuple[int, int] = (-1, -1)
 
-#: Number of walls of the square box used by the assignment.
-BOX_WALLS: int = 4
-
 
 def wall_code(k: int) -> int:
     """Second entry of ``index`` for a contact with wall ``w[k]``: ``-(k + 1)``."""
@@ -154,9 +151,9 @@ ITEM_ABBREVIATIONS: dict[str, str] = {
 
 
 def item_points(name: str) -> int:
-    for item in (*FUNCTIONS, *SCENARIOS):
-        if item.name == name:
-            return item.points
+    points = {f.name: f.points for f in FUNCTIONS} | {s.name: s.points for s in SCENARIOS}
+    if name in points:
+        return points[name]
     raise KeyError(f"unknown rubric item {name!r}; the items are {', '.join(ITEM_NAMES)}")
 
 

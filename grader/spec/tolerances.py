@@ -38,6 +38,36 @@ STATE_RTOL = 1e-6
 #: near ties, chaotic runs) cannot fairly be held against anyone.
 NUDGE = 1e-10
 
+#: Conditioning of a hidden update case: the reference's end state, nudged,
+#: must stay this close (tighter than STATE_RTOL, so a fair case has margin).
+CONDITIONING_RTOL = STATE_RTOL / 10
+
+#: Conditioning of a helper's recorded call in the audit: tighter still, since
+#: it blames a helper rather than the function under test.
+AUDIT_CONDITIONING_RTOL = STATE_RTOL / 100
+
+#: Kinetic energy after update against before: relative error allowed for an
+#: elastic gas (a long run accumulates round-off over many collisions).
+ENERGY_RTOL = VELOCITY_RTOL * 100
+
+#: Grains "touch" at a contact when their distance is within this fraction of
+#: R1 + R2 (checked on the student's contact positions).
+TOUCH_RTOL = 1e-6
+
+#: A grain moving along a wall may report a contact no sooner than this time:
+#: further than the grain travels in any test, so "no contact" is not required.
+ALONG_WALL_MIN_TIME = 1e12
+
+#: Times at or beyond this are "no contact" sentinels, never compared as numbers.
+HUGE_TIME = 1e300
+
+
+def nudged(args: tuple, seed: int = 0) -> tuple:
+    """``args`` with every float array scaled by 1 + NUDGE * u, u uniform in [-1, 1] (seeded: reproducible)."""
+    rng = np.random.default_rng(seed)
+    return tuple(a * (1 + NUDGE * rng.uniform(-1, 1, a.shape)) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                 else a for a in args)
+
 
 def close(a: object, b: object, scale: float, rtol: float) -> bool:
     """True when every entry of a and b differs by at most rtol * scale.

@@ -6,13 +6,16 @@ from dataclasses import dataclass
 
 from grader import spec
 from grader.commands.batch.submissions import safe_name
+from grader.grading.results import Results
 from grader.grading.runner import GradeOptions
+from grader.reports.feedback import points
 
 
 def _number(x: float) -> float | int:
-    """Points in the grades table and CSV: the rounding of every report (feedback.points)."""
-    x = round(x, 2)
-    return int(x) if x == int(x) else x
+    """Points in the grades table and CSV: exactly the number every report shows (feedback.points, the one
+    rounding), as a number a spreadsheet can add up."""
+    value = float(points(x))
+    return int(value) if value.is_integer() else value
 
 
 @dataclass
@@ -21,7 +24,7 @@ class Outcome:
 
     student: str
     status: str
-    results: dict | None = None  # results.json (None: no grade)
+    results: Results | None = None  # None: no grade
     reused: bool = False
     #: Why the student was regraded, when the TA should know ("record changed outside the grader: ...").
     note: str = ""
@@ -40,7 +43,7 @@ class Outcome:
     def row(self) -> dict:
         row: dict = {"student": self.student, "status": self.status}
         if self.results is not None:
-            items = self.results["extra_data"]["items"]
-            row |= {"score": _number(self.results["score"]), "max_score": _number(self.results["max_score"]),
+            items = self.results.by_item()
+            row |= {"score": _number(self.results.score), "max_score": _number(self.results.max_score),
                     **{name: _number(items[name][0]) for name in spec.ITEM_NAMES}}
         return row

@@ -38,10 +38,13 @@ from typing import TextIO
 from grader import errors, spec
 from grader.commands.batch import signing, summary
 from grader.commands.batch.outcome import Outcome
+from grader.commands.batch.progress import Progress
 from grader.commands.batch.submissions import Skipped, Submission, safe_name, shown
 from grader.commands.batch.worker import FAULT, TOO_WEAK, Job, Staging, WorkerReply, cleanup_stale, options_from_json
+from grader.grading.results import ResultsError
 from grader.grading.runner import GradeOptions
 from grader.properties import oracle
+from grader.reports import gradescope_json
 from grader.spec import paths
 from grader.spec.limits import SUBMISSION_SECONDS, Limits
 
@@ -76,8 +79,12 @@ def fingerprint(options: Options) -> str:
     """Everything besides the file that decides a grade: reuse only if equal."""
     digest = hashlib.sha256()
     for folder in ("grader", "reference"):
-        for source in sorted((PACKAGE_ROOT / folder).glob("*.py")):
-            digest.update(source.name.encode() + source.read_bytes())
+        for source in sorted((PACKAGE_ROOT / folder).rglob("*")):
+            # Every module and data file, sub-packages included; not caches (bytecode, numba's) written at run time.
+            if source.is_file() and "__pycache__" not in source.parts and source.suffix != ".pyc":
+                relative = str(source.relative_to(PACKAGE_ROOT)).encode()
+                content = hashlib.sha256(source.read_bytes()).digest()
+                digest.update(len(relative).to_bytes(4, "big") + relative + content)
     digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations,
                               options.hidden, options.allow_weak_isolation], sort_keys=True).encode())
     return digest.hexdigest()
@@ -95,23 +102,58 @@ def check_isolation(options: Options) -> None:
     runner.check_isolation(grading, _hidden_run(options))
 
 
-def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:
-    """Create ``out``, or accept a previous batch's; never write into anything else."""
+def _file_above(path: Path) -> Path | None:
+    """The first part of ``path`` that exists and is not a folder (``notes.txt`` of ``notes.txt/sub``), if any."""
+    for part in [*reversed(path.parents), path]:
+        if part.exists() and not part.is_dir():
+            return part
+    return None
+
+
+def check_output(out: Path, submissions_dir: Path) -> None:
+    """Refuse, before anything is graded or written, an ``--out`` the batch cannot or must not write into."""
     out_r, sub_r = out.resolve(), submissions_dir.resolve()
     if out_r == sub_r or sub_r.is_relative_to(out_r):
         raise BatchError(f"--out {out} would hold the submissions; give a folder outside {submissions_dir}")
-    if out.exists() and not out.is_dir():
-        raise BatchError(f"--out {out} is a file; give a folder")
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
+    # An nbgrader course keeps the students in submitted/: an OUT beside it, in the course, is fine.
+    holder = sub_r / "submitted" if (sub_r / "submitted").is_dir() else sub_r
+    if out_r.is_relative_to(holder):
+        raise BatchError(f"--out {out} is inside the submissions folder {holder}, where it would look like a "
+                         "student's; give a folder outside it")
+    if out.is_symlink() and not out.exists():
+        raise BatchError(f"--out {out} is a link to nothing; give a folder")
+    blocker = _file_above(out)
+    if blocker == out:
+        raise BatchError(f"--out {out} is a file, not a folder; give a folder (a new one is created)")
+    if blocker is not None:
+        raise BatchError(f"--out {out}: {blocker} is a file, not a folder; give a folder path made of folders")
+    try:
+        occupied = out.is_dir() and any(out.iterdir())
+    except OSError as exc:
+        raise BatchError(f"--out {out}: cannot list it ({exc.strerror}); give a folder you may read and write") \
+            from None
+    if occupied and not (out / MARKER).is_file():
         raise BatchError(f"--out {out} is not empty and was not written by a batch; give a new folder so "
                          "nothing is overwritten")
+    existing = next(p for p in [out, *out.parents] if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BatchError(f"--out {out}: {existing} is a folder you may not write; give a folder you may write")
+
+
+def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:
+    """Create ``out``, or accept a previous batch's; never write into anything else."""
+    check_output(out, submissions_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        folder = signing.OutputFolder(out)
     except OSError as exc:
         raise BatchError(f"--out {out}: the folder cannot be created ({exc.strerror}); give a folder path "
                          "whose parents are folders you may write") from None
-    folder = signing.OutputFolder(out)
-    folder.write((MARKER,), b"written by python -m grader batch\n")
+    try:
+        folder.write((MARKER,), b"written by python -m grader batch\n")
+    except OSError as exc:
+        folder.close()
+        raise BatchError(f"--out {out}: cannot write there ({exc.strerror}); give a folder you may write") from None
     return folder
 
 
@@ -140,41 +182,6 @@ def grades_table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class Progress:
-    """A one-line progress bar on a terminal; a line per student otherwise."""
-
-    def __init__(self, total: int, stream: TextIO):
-        self.total, self.done, self.stream = total, 0, stream
-        self.started = time.monotonic()
-        self.tty = stream.isatty()
-
-    def say(self, line: str) -> None:
-        self.stream.write(("\r" if self.tty else "") + line + "\n")
-        self.stream.flush()
-
-    def update(self, running: int, last: Outcome | None = None) -> None:
-        if last is not None:
-            self.done += 1
-        elapsed = time.monotonic() - self.started
-        if self.tty:
-            width = 30
-            filled = int(width * self.done / max(self.total, 1))
-            eta = elapsed / self.done * (self.total - self.done) if self.done else 0
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} graded, "
-                              f"{running} running, {elapsed:.0f} s elapsed, ~{eta:.0f} s left ")
-            self.stream.flush()
-        elif last is not None:
-            score = "" if last.results is None else f" {last.results['score']:g}/{last.results['max_score']:g}"
-            reused = " (unchanged, kept)" if last.reused else ""
-            note = f" ({last.note})" if last.note else ""
-            self.say(f"[{self.done}/{self.total}] {shown(last.student)}:{score} {shown(last.status)}{reused}{note}")
-
-    def finish(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 # -- workers ----------------------------------------------------------------------
 def _finish(job: Job, timed_out: bool, seconds: float) -> tuple[Outcome, WorkerReply | None]:
     student = job.submission.student
@@ -190,7 +197,7 @@ def _finish(job: Job, timed_out: bool, seconds: float) -> tuple[Outcome, WorkerR
     if reply.kind == TOO_WEAK:
         return Outcome(student, f"grader error: {reply.cause}", options=options), reply
     assert reply.results is not None
-    return Outcome(student, reply.results["extra_data"]["status"], reply.results, options=options), reply
+    return Outcome(student, reply.results.status, reply.results, options=options), reply
 
 
 def _reuse(out: signing.OutputFolder, key: bytes, s: Submission, print_: str) -> tuple[Outcome | None, str]:
@@ -199,15 +206,18 @@ def _reuse(out: signing.OutputFolder, key: bytes, s: Submission, print_: str) ->
     record = lookup.record
     if record is None or record.sha256 != s.sha256 or record.fingerprint != print_:
         return None, FORGED_NOTE if lookup.forged else ""
-    results = json.loads(record.results)
-    return Outcome(s.student, results["extra_data"]["status"], results, reused=True), ""
+    try:
+        results = gradescope_json.read(record.results, s.student)
+    except ResultsError:
+        return None, ""  # signed by an earlier grader, in a layout this one does not read: regraded
+    return Outcome(s.student, results.status, results, reused=True), ""
 
 
 def _store(out: signing.OutputFolder, key: bytes, outcome: Outcome, reply: WorkerReply | None, sha256: str,
            print_: str) -> None:
     if outcome.results is None or reply is None:
         return
-    record = signing.Record(outcome.student, sha256, print_, (json.dumps(outcome.results, indent=2) + "\n").encode(),
+    record = signing.Record(outcome.student, sha256, print_, gradescope_json.dumps(outcome.results).encode(),
                             reply.page.encode("utf-8", "surrogateescape"))
     signing.store(out, key, (STUDENTS, outcome.folder), record)
 
@@ -250,25 +260,56 @@ def run(submissions: list[Submission], submissions_dir: Path, out: Path, options
         return _grade_all(submissions, submissions_dir, out, folder, key, options, progress_stream, skipped)
 
 
-def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, folder: signing.OutputFolder,
-               key: bytes, options: Options, stream: TextIO, skipped: Sequence[Skipped]) -> list[Outcome]:
-    print_ = fingerprint(options)
+def _kept_and_pending(submissions: list[Submission], folder: signing.OutputFolder, key: bytes, options: Options,
+                      print_: str) -> tuple[dict[str, Outcome], list[tuple[Submission, str]]]:
+    """Students with nothing to grade (missing, or a verified unchanged record), and those to grade with a note."""
     outcomes: dict[str, Outcome] = {}
     pending: list[tuple[Submission, str]] = []
-    progress = Progress(len(submissions), stream)
-    for entry in skipped:
-        progress.say(f"skipped {shown(str(entry.path))}: {entry.reason}")
     for s in submissions:
         if s.source is None:
             outcomes[s.student] = Outcome(s.student, f"missing: {s.problem}")
             continue
         kept, note = (None, "") if options.force else _reuse(folder, key, s, print_)
+        note = "; ".join(n for n in (s.note, note) if n)  # s.note: a file graded under another name
         if kept is not None:
+            kept.note = note
             outcomes[s.student] = kept
         else:
             pending.append((s, note))
+    return outcomes, pending
+
+
+def _collect_finished(running: list[tuple[Job, str]], folder: signing.OutputFolder, key: bytes, options: Options,
+                      print_: str, outcomes: dict[str, Outcome], progress: Progress) -> None:
+    """Record every job that ended (or passed the backstop) and write grades.csv after each."""
+    for job, note in list(running):
+        timed_out = time.monotonic() - job.started > options.submission_seconds
+        if job.process.poll() is None and not timed_out:
+            continue
+        if timed_out:
+            job.kill()
+        running.remove((job, note))
+        outcome, reply = _finish(job, timed_out, options.submission_seconds)
+        if reply is not None and reply.kind == TOO_WEAK:
+            raise errors.IsolationTooWeak(reply.cause)
+        outcome.note = note
+        _store(folder, key, outcome, reply, job.submission.sha256, print_)
+        outcomes[outcome.student] = outcome
+        job.clean()
+        folder.write(("grades.csv",), grades_csv(list(outcomes.values())))
+        progress.update(len(running), outcome)
+
+
+def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, folder: signing.OutputFolder,
+               key: bytes, options: Options, stream: TextIO, skipped: Sequence[Skipped]) -> list[Outcome]:
+    print_ = fingerprint(options)
+    progress = Progress(len(submissions), stream)
+    for entry in skipped:
+        progress.say(f"skipped {shown(str(entry.path))}: {entry.reason}")
+    outcomes, pending = _kept_and_pending(submissions, folder, key, options, print_)
     for outcome in outcomes.values():
-        progress.update(0, outcome)
+        progress.kept(outcome)  # no grading: not counted in the rate of the time left
+    progress.begin(len(pending))
     staging = Staging()
     grade_options = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation,
                                  (submissions_dir.resolve(), out.resolve(), staging.jobs))
@@ -279,22 +320,7 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
                 submission, note = pending.pop(0)
                 running.append((staging.start(submission, grade_options, options.animations, print_), note))
             time.sleep(0.05)
-            for job, note in list(running):
-                timed_out = time.monotonic() - job.started > options.submission_seconds
-                if job.process.poll() is None and not timed_out:
-                    continue
-                if timed_out:
-                    job.kill()
-                running.remove((job, note))
-                outcome, reply = _finish(job, timed_out, options.submission_seconds)
-                if reply is not None and reply.kind == TOO_WEAK:
-                    raise errors.IsolationTooWeak(reply.cause)
-                outcome.note = note
-                _store(folder, key, outcome, reply, job.submission.sha256, print_)
-                outcomes[outcome.student] = outcome
-                job.clean()
-                folder.write(("grades.csv",), grades_csv(list(outcomes.values())))
-                progress.update(len(running), outcome)
+            _collect_finished(running, folder, key, options, print_, outcomes, progress)
             if progress.tty:
                 progress.update(len(running))
     except KeyboardInterrupt:

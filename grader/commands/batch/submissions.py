@@ -22,6 +22,7 @@ a folder name and :func:`shown` into text safe for a terminal.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import os
@@ -36,6 +37,10 @@ from grader.spec import FILE_NAME
 
 #: Largest submission read, so a huge file cannot fill the grader's memory.
 MAX_BYTES = 1024**2
+#: Entries of a student's folder looked at for a misnamed file (a folder of a million files costs no more).
+MAX_ENTRIES_LOOKED_AT = 1000
+#: Longest file name quoted in a status.
+MAX_NAME_SHOWN = 60
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO must not wait for a writer.
@@ -52,6 +57,8 @@ class Submission:
     path: Path  # where it was found (for messages)
     source: bytes | None  # None: the student handed in nothing usable
     problem: str = ""  # why source is None
+    #: What the TA should know of a file graded under another name ("graded hw3.py: --accept-single-py").
+    note: str = ""
 
     @property
     def sha256(self) -> str:
@@ -78,7 +85,7 @@ class _Unusable(Exception):
 
 def _problem(error: OSError, name: str) -> str:
     if error.errno == errno.ELOOP:
-        return f"{name} is a link"
+        return f"{name} is a link, which the batch does not follow: hand in the file itself"
     if error.errno == errno.ENOENT:
         return f"no {name}"
     if error.errno in (errno.EACCES, errno.EPERM):
@@ -132,14 +139,22 @@ def _read_at(dir_fd: int, name: str) -> bytes:
         os.close(fd)
 
 
-def _read_path(top_fd: int, parts: list[str], student: str, where: Path) -> Submission:
-    """Walk ``parts`` (folders, then the file) from ``top_fd`` without following a link."""
+def _read_path(top_fd: int, parts: list[str], student: str, where: Path, accept: bool = False) -> Submission:
+    """Walk ``parts`` (folders, then the file) from ``top_fd`` without following a link.
+
+    When the file is absent, the folder it belongs in is looked at for a file handed in under
+    another name: named in the problem, or read instead of it if ``accept`` and it is the only .py.
+    """
     fds: list[int] = []
     try:
         fd = top_fd
         for part in parts[:-1]:
             fd = _open_dir(part, fd, "/".join(parts[1:]))
             fds.append(fd)
+        if len(parts) > 1 and not _exists(fd, parts[-1]):
+            name = _instead(fd, parts[-1], accept)
+            return Submission(student, where.with_name(name), _read_at(fd, name),
+                              note=f"graded {_text(name)} as {parts[-1]}, by --accept-single-py")
         return Submission(student, where, _read_at(fd, parts[-1]))
     except _Unusable as exc:
         return Submission(student, where, None, str(exc))
@@ -148,22 +163,84 @@ def _read_path(top_fd: int, parts: list[str], student: str, where: Path) -> Subm
             os.close(fd)
 
 
+def _exists(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # there, but not usable: _read_at names the reason
+    return True
+
+
+def _text(name: str) -> str:
+    """A file name for a status: escaped (it is the student's text) and short."""
+    shown_name = shown(_student_name(name))
+    return shown_name if len(shown_name) <= MAX_NAME_SHOWN else shown_name[:MAX_NAME_SHOWN - 3] + "..."
+
+
+def _kind(entry: os.DirEntry) -> str:
+    """What an entry is, when it is not a plain file the batch can read ("" when it is)."""
+    if entry.is_symlink():
+        return "a link, which the batch does not follow"
+    if entry.is_dir(follow_symlinks=False):
+        return "a folder"
+    return "" if entry.is_file(follow_symlinks=False) else "not a regular file"
+
+
+def _instead(dir_fd: int, wanted: str, accept: bool) -> str:
+    """The only .py of the folder, when ``accept``; else _Unusable naming what was handed in and how to fix it."""
+    with os.scandir(dir_fd) as scan_:
+        entries = [e for _, e in zip(range(MAX_ENTRIES_LOOKED_AT), scan_, strict=False)
+                   if e.name.lower().endswith(".py") or e.name.casefold().startswith(wanted.casefold()[:-3])]
+    entries.sort(key=lambda e: e.name)
+    python = [e for e in entries if e.name.lower().endswith(".py")]
+    if accept and len(python) == 1:
+        return python[0].name
+    if not entries:
+        raise _Unusable(f"no {wanted}")
+    if len(python) > 1:
+        names = ", ".join(_text(e.name) for e in python[:3]) + (", ..." if len(python) > 3 else "")
+        raise _Unusable(f"no {wanted}, but {len(python)} .py files ({names}): rename the one to grade to {wanted}"
+                        + ("; --accept-single-py takes a folder's only .py file" if accept else ""))
+    found = (python or entries)[0]
+    name, kind = _text(found.name), _kind(found)
+    if kind:
+        raise _Unusable(f"no {wanted}, but {name}, {kind}: hand in the file itself, named {wanted}")
+    if not python:
+        raise _Unusable(f"no {wanted}, but {name}: hand in the Python file itself, named {wanted}")
+    if found.name.casefold() == wanted.casefold():
+        raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted} (capitals matter)")
+    raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted}, or grade it as it is with --accept-single-py")
+
+
 def _student_name(entry: str) -> str:
     """A folder name as text: bytes that are not UTF-8 become \\xNN escapes (they could not be written out)."""
     return entry.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bool) -> Submission | Skipped:
+def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bool,
+              accept: bool = False) -> Submission | Skipped:
     """One entry of a folder of submissions: a student's (maybe unusable) submission, or skipped.
 
-    inside: the path of the file in a student's folder; files: ``<student>.py`` files are submissions.
+    inside: the path of the file in a student's folder; files: ``<student>.py`` files are submissions;
+    accept: a folder's only .py file, and ``<student>.PY``, are graded (--accept-single-py).
     """
     where = folder / name
     if name.startswith((".", "_")):
         return Skipped(where, "name starts with '.' or '_' (hidden): not a submission")
     mode = os.stat(name, dir_fd=top_fd, follow_symlinks=False).st_mode
-    if files and name.endswith(".py") and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        return _read_path(top_fd, [name], _student_name(name[:-3]), where)
+    if files and name.lower().endswith(".py") and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        student = _student_name(name[:-3])
+        if name.endswith(".py"):
+            return _read_path(top_fd, [name], student, where)
+        if not accept:
+            return Submission(student, where, None, f"{_text(name)}: the name must end in .py, in lower case; rename "
+                                                    f"it to {_text(name[:-3])}.py, or grade it as it is with "
+                                                    "--accept-single-py")
+        found = _read_path(top_fd, [name], student, where)
+        return found if found.source is None else \
+            dataclasses.replace(found, note=f"graded {_text(name)} as a .py file, by --accept-single-py")
     if stat.S_ISLNK(mode):
         try:
             target_is_dir = stat.S_ISDIR(os.stat(name, dir_fd=top_fd).st_mode)
@@ -173,7 +250,7 @@ def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bo
             return Skipped(where, "a link to something that is not a folder")
         return Submission(_student_name(name), where, None, f"{FILE_NAME} is in a folder that is a link")
     if stat.S_ISDIR(mode):
-        return _read_path(top_fd, [name, *inside], _student_name(name), where.joinpath(*inside))
+        return _read_path(top_fd, [name, *inside], _student_name(name), where.joinpath(*inside), accept)
     return Skipped(where, "neither a folder nor a .py file" if files else "not a folder")
 
 
@@ -194,8 +271,8 @@ def _open_top(folder: Path) -> int:
                              "read") from None
 
 
-def _scan_folder(folder: Path, inside: list[str], exclude: set[Path],
-                 files: bool) -> tuple[list[Submission], list[Skipped]]:
+def _scan_folder(folder: Path, inside: list[str], exclude: set[Path], files: bool,
+                 accept: bool = False) -> tuple[list[Submission], list[Skipped]]:
     top_fd = _open_top(folder)
     found: list[Submission] = []
     skipped: list[Skipped] = []
@@ -204,19 +281,28 @@ def _scan_folder(folder: Path, inside: list[str], exclude: set[Path],
             if (folder / name).resolve() in exclude:
                 skipped.append(Skipped(folder / name, "the batch's output folder"))
                 continue
-            entry = _classify(top_fd, folder, name, inside, files)
-            (skipped if isinstance(entry, Skipped) else found).append(entry)
+            entry = _classify(top_fd, folder, name, inside, files, accept)
+            if isinstance(entry, Skipped):
+                skipped.append(entry)
+            else:
+                found.append(entry)
     finally:
         os.close(top_fd)
     return found, skipped
 
 
-def scan(folder: Path, assignment: str | None = None, exclude: tuple[Path, ...] = ()) -> Discovery:
-    """The submissions in ``folder`` (sorted by student) and what was skipped; raises DiscoveryError."""
+def scan(folder: Path, assignment: str | None = None, exclude: tuple[Path, ...] = (),
+         accept_single_py: bool = False) -> Discovery:
+    """The submissions in ``folder`` (sorted by student) and what was skipped; raises DiscoveryError.
+
+    A student's file under another name (``GranularGas.py``, ``hw3.py``, ``dora.PY``) is named in the
+    student's problem with the fix; with ``accept_single_py`` a folder's only .py file is graded, and
+    so is ``<student>.PY``, each with a note saying so.
+    """
     skip = {p.resolve() for p in exclude}
     if assignment is not None:
         submitted = folder / "submitted" if (folder / "submitted").is_dir() else folder
-        found, skipped = _scan_folder(submitted, [assignment, FILE_NAME], skip, files=False)
+        found, skipped = _scan_folder(submitted, [assignment, FILE_NAME], skip, False, accept_single_py)
         if not found:
             raise DiscoveryError(f"no student folders in {submitted}; nbgrader keeps submissions in "
                                  f"submitted/<student>/{assignment}/{FILE_NAME}")
@@ -224,7 +310,7 @@ def scan(folder: Path, assignment: str | None = None, exclude: tuple[Path, ...] 
     if (folder / "submitted").is_dir() and not (folder / "submitted" / FILE_NAME).exists():
         raise DiscoveryError(f"{folder} looks like an nbgrader course (it has submitted/); "
                              f"add --assignment NAME to grade submitted/<student>/NAME/{FILE_NAME}")
-    found, skipped = _scan_folder(folder, [FILE_NAME], skip, files=True)
+    found, skipped = _scan_folder(folder, [FILE_NAME], skip, True, accept_single_py)
     by_student: dict[str, Submission] = {}
     for submission in found:
         if submission.student in by_student:

@@ -24,6 +24,7 @@ def distribution_svg(scores: list[float], maximum: float) -> str:
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(6, 2.8))
     ax = fig.subplots()
@@ -32,7 +33,7 @@ def distribution_svg(scores: list[float], maximum: float) -> str:
     ax.set_xlabel("score")
     ax.set_ylabel("students")
     ax.set_xlim(0, maximum or 1)
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole students
     fig.tight_layout()
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None})
@@ -42,12 +43,12 @@ def distribution_svg(scores: list[float], maximum: float) -> str:
 
 
 def pass_rates(graded: list[Outcome]) -> list[tuple[str, str, int, int]]:
-    """(test, function, passed, total) for every test, the least passed first."""
+    """(test, function, passed, total) for every test, the least passed first (ungraded outcomes: not counted)."""
     counts: dict[str, list] = {}
     for o in graded:
-        for t in o.results["tests"]:
-            entry = counts.setdefault(t["name"], [t["tags"][0], 0, 0])
-            entry[1] += t["status"] == "passed"
+        for t in o.results.tests if o.results is not None else ():
+            entry = counts.setdefault(t.id, [t.item, 0, 0])
+            entry[1] += t.passed
             entry[2] += 1
     order = {name: k for k, name in enumerate(spec.ITEM_NAMES)}
     rows = [(name, f, p, n) for name, (f, p, n) in counts.items()]
@@ -62,12 +63,13 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def page(outcomes: list[Outcome], skipped: Sequence[Skipped] = (), students: str = "students") -> str:
     """The summary page; ``students``: the folder of the per-student pages, relative to the page."""
-    graded = [o for o in outcomes if o.results is not None]
-    scores = [o.results["score"] for o in graded]
-    maximum = max((o.results["max_score"] for o in graded), default=0.0)
+    graded = [(o, o.results) for o in outcomes if o.results is not None]
+    scores = [r.score for _, r in graded]
+    maximum = max((r.max_score for _, r in graded), default=0.0)
     body = ["<h1>granular-grader: batch summary</h1>",
             f"<p>{len(outcomes)} students, {len(graded)} graded"
-            + (f"; mean {statistics.mean(scores):.1f}, median {statistics.median(scores):g} of {points(maximum)}"
+            + (f"; mean {points(statistics.mean(scores))}, median {points(statistics.median(scores))} "
+               f"of {points(maximum)}"
                if scores else "") + "</p>"]
     if scores:
         body += ["<h2>Score distribution</h2>", distribution_svg(scores, maximum)]
@@ -84,19 +86,18 @@ def page(outcomes: list[Outcome], skipped: Sequence[Skipped] = (), students: str
         link = escape(shown(o.student))
         if o.results is not None:
             link = f"<a href=\"{quote(students)}/{quote(o.folder)}/feedback.html\">{link}</a>"
-        score = "" if o.results is None else f"{points(o.results['score'])} / {points(o.results['max_score'])}"
+        score = "" if o.results is None else f"{points(o.results.score)} / {points(o.results.max_score)}"
         items = ([""] * len(spec.ITEM_NAMES) if o.results is None else
-                 [points(o.results["extra_data"]["items"][n][0]) for n in spec.ITEM_NAMES])
+                 [points(o.results.item(n).score) for n in spec.ITEM_NAMES])
         rows.append([link, score, *items, escape(o.status)])
     abbreviated = [f"<abbr title=\"{name}\">{spec.ITEM_ABBREVIATIONS[name]}</abbr>" for name in spec.ITEM_NAMES]
     body += ["<h2>Grades</h2>", _table(["student", "score", *abbreviated, "status"], rows)]
     if graded:
         rates = [[f"<code>{escape(name)}</code>", escape(item), f"{passed} / {total}",
-                  f"{100 * passed / total:.0f} %"] for name, item, passed, total in pass_rates(graded)]
+                  f"{100 * passed / total:.0f} %"] for name, item, passed, total in pass_rates([o for o, _ in graded])]
         body += ["<h2>Pass rate of every test</h2>", _table(["test", "function or scenario", "passed", "rate"],
                                                             rates)]
-        slowest = sorted(graded, key=lambda o: -o.results.get("execution_time", 0))[:10]
+        slowest = sorted(graded, key=lambda pair: -pair[1].seconds)[:10]
         body += ["<h2>Slowest to grade</h2>",
-                 _table(["student", "seconds"],
-                        [[escape(shown(o.student)), f"{o.results.get('execution_time', 0):g}"] for o in slowest])]
+                 _table(["student", "seconds"], [[escape(shown(o.student)), f"{r.seconds:g}"] for o, r in slowest])]
     return html_document("Batch summary", "\n".join(body))

@@ -6,8 +6,8 @@ The batch writes a :class:`WorkerRequest` (JSON) on the worker's stdin: the
 snapshot of the student's file and every grading option (all fields of
 Limits, the points, hidden, allow_weak_isolation, the folders to hide), never
 re-parsed command-line flags. The worker grades with ``runner.grade_file``,
-the one grading function, builds results.json and the feedback page with the
-report functions ``check`` uses, and writes a :class:`WorkerReply` (JSON) to
+the one grading function, builds the typed results and the feedback page with
+the report functions ``check`` uses, and writes a :class:`WorkerReply` (JSON) to
 the request's reply file. Its exit code: 0 graded, 3 the sandbox failed
 (``SandboxFault``: the grader's fault, never the student's 0), 4 isolation too
 weak for the hidden tests; anything else is a crash whose traceback is on
@@ -42,6 +42,7 @@ from pathlib import Path
 from grader import errors
 from grader.commands.batch.signing import READ_CAP
 from grader.commands.batch.submissions import Submission
+from grader.grading.results import Results, ResultsError
 from grader.grading.runner import GradeOptions
 from grader.sandbox import isolation
 from grader.spec import paths
@@ -81,7 +82,7 @@ class WorkerRequest:
     options: GradeOptions
     #: Put the animation of the first failing scenario into the feedback page.
     animations: bool
-    #: Written into results.json's extra_data: the key of the record.
+    #: Written into the results' provenance: the key of the record.
     fingerprint: str
     #: The batch's pid: the worker stops if it is not its parent (the batch died before it started).
     parent: int
@@ -102,30 +103,35 @@ class WorkerRequest:
 @dataclass(frozen=True)
 class WorkerReply:
     kind: str  # GRADED, FAULT or TOO_WEAK
-    results: dict | None = None  # results.json (GRADED only)
+    results: Results | None = None  # GRADED only
     page: str = ""  # feedback.html (GRADED only)
     cause: str = ""  # FAULT, TOO_WEAK: why
     #: The options grade_file was called with, as options_to_json gives them.
     options: dict | None = None
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self))
+        return json.dumps({"kind": self.kind, "results": None if self.results is None else self.results.to_json(),
+                           "page": self.page, "cause": self.cause, "options": self.options})
 
     @classmethod
     def from_json(cls, text: str | bytes) -> WorkerReply:
+        """The reply back; ValueError (or ResultsError, naming the field) if it is not what a worker writes."""
         data = json.loads(text)
-        if data.get("kind") not in (GRADED, FAULT, TOO_WEAK):
-            raise ValueError(f"reply kind {data.get('kind')!r}: expected {GRADED!r}, {FAULT!r} or {TOO_WEAK!r}")
-        return cls(data["kind"], data.get("results"), str(data.get("page", "")), str(data.get("cause", "")),
-                   data.get("options"))
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if kind not in (GRADED, FAULT, TOO_WEAK):
+            raise ValueError(f"reply kind {kind!r}: expected {GRADED!r}, {FAULT!r} or {TOO_WEAK!r}")
+        results = None if data.get("results") is None else Results.from_json(data["results"])
+        if kind == GRADED and results is None:
+            raise ValueError("a graded reply without results")
+        return cls(kind, results, str(data.get("page", "")), str(data.get("cause", "")), data.get("options"))
 
 
 def grade(request: WorkerRequest) -> WorkerReply:
-    """Grade the request's file; results.json and the page as ``check`` makes them."""
+    """Grade the request's file; the results and the page as ``check`` makes them."""
     from grader.animation import render as animation
     from grader.grading import runner
+    from grader.grading.results import AnimationNote, Provenance
     from grader.reports import feedback
-    from grader.reports import text as report
 
     options = request.options
     try:
@@ -134,10 +140,9 @@ def grade(request: WorkerRequest) -> WorkerReply:
         return WorkerReply(TOO_WEAK, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
     except errors.SandboxFault as exc:
         return WorkerReply(FAULT, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
-    results = report.as_gradescope(graded)
     source = request.source.read_bytes()
-    results["extra_data"] |= {"sha256": hashlib.sha256(source).hexdigest(), "fingerprint": request.fingerprint,
-                              "student": request.student}
+    results = Results.from_report(graded).with_provenance(
+        Provenance(request.student, hashlib.sha256(source).hexdigest(), request.fingerprint))
     gif = None
     if request.animations and not graded.all_passed and not graded.import_error:
         # The grading's call limit, as check uses it: a function that hung in the tests must not hang here long.
@@ -145,7 +150,7 @@ def grade(request: WorkerRequest) -> WorkerReply:
                                        hide=options.hide)
         if runs is not None:
             gif = animation.gif_bytes(runs)
-            results["extra_data"]["animation"] = runs.summary()
+            results = results.with_animation(AnimationNote.from_json(runs.summary()))
     page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif)
     return WorkerReply(GRADED, results, page, options=options_to_json(options))
 
@@ -207,7 +212,7 @@ class Job:
         try:
             with open(self.folder / "reply.json", "rb") as f:
                 return WorkerReply.from_json(f.read(READ_CAP))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, ResultsError):
             return None
 
     def clean(self) -> None:

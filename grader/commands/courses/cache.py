@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.grading.results import ResultsError
 from grader.reports.student_view import StudentView
 
 CACHE_DIR = Path(".granular_grader") / "cache"
@@ -43,8 +44,8 @@ class ResultCache:
     def get(self, key: str) -> StudentView | None:
         try:
             return StudentView.from_json((self.folder / f"{key}.json").read_text())
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        except (OSError, ValueError, ResultsError):
+            return None  # unreadable (another grader version's, say): graded again
 
     def put(self, key: str, view: StudentView) -> None:
         target = self.folder / f"{key}.json"

@@ -32,6 +32,8 @@ from grader import spec
 from grader.commands.courses import settings as course_settings
 from grader.commands.courses.settings import VISIBILITIES, GradingSettings
 from grader.errors import GraderError
+from grader.grading.results import Results
+from grader.reports import gradescope_json
 from grader.spec import paths, rubric
 from grader.spec.limits import Limits
 
@@ -151,41 +153,23 @@ def find_submission(folder: Path) -> Path | None:
     return top[0] if top else (found[0] if len(found) == 1 else None)
 
 
-def results_for(root: Path, settings: GradingSettings) -> dict:
-    """Grade ROOT/submission; Gradescope's results.json as a dict. Raises GraderError on the grader's faults."""
+def grade_submission(root: Path, settings: GradingSettings) -> Results | None:
+    """Grade ROOT/submission (None: no granularGas.py in it). Raises GraderError on the grader's faults."""
     from grader.grading import runner
-    from grader.reports.student_view import public_failure, student_view, summary_text
 
     submission = find_submission(root / "submission")
     if submission is None:
-        return {"score": 0.0, "output": f"No {spec.FILE_NAME} in your submission: upload the file {spec.FILE_NAME} "
-                                        "(exactly this name).", "tests": [], "visibility": "visible"}
+        return None
     report = runner.grade_file(submission, settings.options(hide=(root / "source", root / "results")))
-    tests = []
-    for r in report.results:
-        if r.prop.hidden:
-            output = r.message + ("\n\nTo reproduce:\n" + r.snippet if r.snippet else "")
-        else:
-            output = public_failure(r) if r.status != "passed" else ""
-        tests.append({"name": r.prop.id, "score": round(r.score, 4), "max_score": round(r.max_score, 4),
-                      "status": "passed" if r.status == "passed" else "failed",
-                      "output": output or r.prop.description, "tags": [r.prop.item, "hidden" if r.prop.hidden
-                                                                        else "public"],
-                      "visibility": settings.hidden_visibility if r.prop.hidden else "visible"})
-    return {
-        "score": round(report.score, 4),
-        "max_score": round(report.max_score, 4),
-        "execution_time": round(report.seconds, 2),
-        "output": summary_text(student_view(report, spec.FILE_NAME)),
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "tests": tests,
-        "extra_data": {"status": report.status, "hidden_tests_run": report.hidden_run,
-                       "items": {k: [round(a, 4), round(b, 4)] for k, (a, b) in report.by_item().items()},
-                       "protections": list(report.protections),
-                       "weaknesses": list(getattr(report, "weaknesses", ())),
-                       "printed": report.output},
-    }
+    return Results.from_report(report)
+
+
+def results_for(root: Path, settings: GradingSettings) -> dict:
+    """Grade ROOT/submission; Gradescope's results.json as a dict. Raises GraderError on the grader's faults."""
+    results = grade_submission(root, settings)
+    if results is None:
+        return gradescope_json.missing_submission()
+    return gradescope_json.for_gradescope_run(results, settings.hidden_visibility)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,14 +180,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = Path(args.root)
     try:
-        results = results_for(root, course_settings.load(Path(args.settings)))
+        settings = course_settings.load(Path(args.settings))
+        graded = grade_submission(root, settings)
     except (GraderError, ValueError, OSError) as exc:
         # The grader's fault: no results.json, so Gradescope reports the autograder failed (never a 0).
         print(f"run_autograder: the grader could not grade this submission: {exc}", file=sys.stderr)
         return 1
+    results = (gradescope_json.missing_submission() if graded is None
+               else gradescope_json.for_gradescope_run(graded, settings.hidden_visibility))
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(f"graded: {results['score']:g} points; results in {root / 'results' / 'results.json'}")
+    score = 0.0 if graded is None else graded.score
+    print(f"graded: {score:g} points; results in {root / 'results' / 'results.json'}")
     return 0
 
 

@@ -22,14 +22,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import spec
 from grader.commands.courses import settings as course_settings
 from grader.commands.courses.cache import CACHE_DIR, ResultCache
 from grader.errors import GraderError
+from grader.grading.results import Results
 from grader.reports.student_view import ItemView, StudentView, item_text, student_view, summary_text
 from grader.spec import paths
 from grader.spec.limits import Limits
+
+if TYPE_CHECKING:
+    from grader.commands.batch.outcome import Outcome
 
 NOTEBOOK = "granular_gas.ipynb"
 NOTEBOOK_NAME = NOTEBOOK.removesuffix(".ipynb")  # as the gradebook names it
@@ -147,7 +152,7 @@ def grade_folder(course: Path, folder: Path) -> StudentView:
     if view is None:
         # The whole course is hidden from the submission: other students' files, the gradebook, the cache.
         report = runner.grade_file(path, settings.options(hide=(course.resolve(),)))
-        view = student_view(report, spec.FILE_NAME)
+        view = student_view(Results.from_report(report), spec.FILE_NAME)
         cache.put(key, view)
     return view
 
@@ -164,7 +169,7 @@ def _view(path: Path) -> StudentView | None:
         return None
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest not in _graded:
-        _graded[digest] = student_view(runner.grade_file(path), path.name)
+        _graded[digest] = student_view(Results.from_report(runner.grade_file(path)), path.name)
     return _graded[digest]
 
 
@@ -188,7 +193,7 @@ def report(path: str = spec.FILE_NAME) -> None:
           end="" if view else "\n")
 
 
-def export_batch(db_url: str, assignment: str, outcomes: Iterable, points: dict[str, float]) -> int:
+def export_batch(db_url: str, assignment: str, outcomes: Iterable[Outcome], points: dict[str, float]) -> int:
     """Write batch outcomes into the gradebook at ``db_url``; the number of students written.
 
     The assignment's notebook and grade cells must be known to the gradebook
@@ -213,10 +218,10 @@ def export_batch(db_url: str, assignment: str, outcomes: Iterable, points: dict[
                 gb.find_submission(assignment, outcome.student)
             except MissingEntry:
                 gb.add_submission(assignment, outcome.student)
-            items = outcome.results["extra_data"]["items"] if outcome.results is not None else {}
+            results: Results | None = outcome.results
             for item in spec.ITEM_NAMES:
                 grade = gb.find_grade(grade_id(item), NOTEBOOK_NAME, assignment, outcome.student)
-                grade.auto_score = float(items[item][0]) if item in items else 0.0
+                grade.auto_score = results.item(item).score if results is not None else 0.0
                 grade.manual_score = None
             gb.db.commit()
             written += 1

@@ -1,0 +1,391 @@
+"""The loop of :mod:`reference.engine`: event-driven hard disks with a cell list and lazy positions.
+
+Each grain a carries its own time ``tg[a]``: ``x[a]`` is its position then, and ``x[a] + v[a] (T - tg[a])`` at any
+later T until it collides. Each grain owns at most one live entry in the event queue (:mod:`reference.engine_heap`),
+its earliest event: a contact with a grain or a wall, leaving its cell, or entering the grid from outside. A popped
+entry is dropped if its owner collided since (owner's counter changed); if only the partner did, the owner's next
+event is predicted afresh. Every new possible contact of a grain is found by whichever of the two grains changed last.
+The entry just handled is replaced in place (one sift of the heap, not two) when its owner gets a new event. Events of
+equal times come out in reference.events.earliest_contact's order (see :func:`rank`).
+
+When a grain changes cell, only the newly adjacent cells are searched: its earliest contact found before (its memo)
+still stands unless that partner has collided since, in which case everything is searched again. The state of a grain
+(position, velocity, own time, radius, mass) fills one cache line.
+
+The grid covers the box around the grains' initial places; cells are at least one contact distance wide, so a grain
+in the grid meets only grains of its 3 x 3 cells and grains outside the grid, which meet everybody (so no wall
+layout and no escaping grain can make the cell list wrong, only slower).
+
+The formulas, their order of operations and the "no contact" rules are those of :mod:`reference.contacts`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from reference.conventions import NO_CONTACT
+from reference.engine_heap import before, compact, jit, pop, push, replace_top
+
+#: Status codes of :func:`run`.
+DONE, COLLAPSED = 0, 1
+
+#: Ranks of events of equal times (reference.events.earliest_contact's tie rule: grain pairs, then walls, each by
+#: their grains' numbers; cell changes last, in any order). See :func:`rank`.
+WALL_RANK, GRID_RANK = 1 << 62, (1 << 63) - 1
+
+
+@jit
+def rank(a: int, p: int, n: int, orig: np.ndarray) -> int:
+    """Rank of the event of grain a with partner p (grain, wall code or grid event >= n), by the caller's numbers."""
+    if p >= n:
+        return GRID_RANK
+    if p < 0:
+        return WALL_RANK + (orig[a] << 31) + (-(p + 1))
+    return (min(orig[a], orig[p]) << 31) + max(orig[a], orig[p])
+
+
+@jit
+def pair_time(dx0: float, dx1: float, dv0: float, dv1: float, reach: float) -> float:
+    """reference.contacts.grain_contact_times for one pair."""
+    b = dx0 * dv0 + dx1 * dv1
+    if not b < 0.0:
+        return NO_CONTACT
+    c = dx0 * dx0 + dx1 * dx1 - reach * reach
+    if not c >= 0.0:
+        return NO_CONTACT
+    a = dv0 * dv0 + dv1 * dv1
+    disc = b * b - a * c
+    if not disc >= 0.0:
+        return NO_CONTACT
+    t = c / (-b + math.sqrt(disc))
+    return t if t < NO_CONTACT else NO_CONTACT
+
+
+@jit
+def wall_time(px: float, py: float, vx: float, vy: float, wo: np.ndarray, wn: np.ndarray, q: int, rad: float) -> float:
+    """reference.contacts.wall_contact_times for one grain and wall q (origin wo[q], unit normal wn[q])."""
+    height = (px - wo[q, 0]) * wn[q, 0] + (py - wo[q, 1]) * wn[q, 1]
+    rate = vx * wn[q, 0] + vy * wn[q, 1]
+    gap = abs(height) - rad
+    if not (height * rate < 0.0 and gap >= 0.0):
+        return NO_CONTACT
+    t = gap / abs(rate)
+    return t if t < NO_CONTACT else NO_CONTACT
+
+
+@jit
+def crossing_time(x: float, v: float, lo: float, width: float, c: int) -> float:
+    """Time for a point at x in cell c (cells of ``width`` from ``lo``) to reach the cell's edge ahead."""
+    if v > 0.0:
+        t = (lo + (c + 1) * width - x) / v
+    elif v < 0.0:
+        t = (lo + c * width - x) / v
+    else:
+        return math.inf
+    return t if t > 0.0 else 0.0
+
+
+@jit
+def entry_time(x: np.ndarray, v: np.ndarray, a: int, gf: np.ndarray, gi: np.ndarray) -> float:
+    """Time for grain a, outside the grid, to enter it (inf if it never does or seems inside already)."""
+    t_in, t_out = -math.inf, math.inf
+    for d in range(2):
+        lo, hi = gf[d], gf[d] + gi[d] * gf[2 + d]
+        if v[a, d] == 0.0:
+            if not lo <= x[a, d] <= hi:
+                return math.inf
+            continue
+        t1, t2 = (lo - x[a, d]) / v[a, d], (hi - x[a, d]) / v[a, d]
+        t_in, t_out = max(t_in, min(t1, t2)), min(t_out, max(t1, t2))
+    # t_in <= 0: the grain is on the grid's edge moving out (it just left) or inside by round-off; it stays
+    # "outside", which is always correct (outside grains meet everybody).
+    return t_in if 0.0 < t_in < t_out else math.inf
+
+
+@jit
+def sync(x: np.ndarray, v: np.ndarray, tg: np.ndarray, a: int, t: float) -> None:
+    """Bring grain a's position to time t."""
+    x[a, 0] += v[a, 0] * (t - tg[a])
+    x[a, 1] += v[a, 1] * (t - tg[a])
+    tg[a] = t
+
+
+@jit
+def link(a: int, c: int, head: np.ndarray, nxt: np.ndarray, prv: np.ndarray) -> None:
+    """Put grain a first in cell c's list."""
+    nxt[a] = head[c]
+    prv[a] = -1
+    if head[c] >= 0:
+        prv[head[c]] = a
+    head[c] = a
+
+
+@jit
+def unlink(a: int, c: int, head: np.ndarray, nxt: np.ndarray, prv: np.ndarray) -> None:
+    """Take grain a out of cell c's list."""
+    if prv[a] >= 0:
+        nxt[prv[a]] = nxt[a]
+    else:
+        head[c] = nxt[a]
+    if nxt[a] >= 0:
+        prv[nxt[a]] = prv[a]
+
+
+@jit
+def set_outside(a: int, outside: bool, out_list: np.ndarray, out_pos: np.ndarray, misc: np.ndarray) -> None:
+    """Add grain a to (outside=True) or remove it from the list of grains outside the grid; misc[0] is its length."""
+    if outside:
+        out_pos[a] = misc[0]
+        out_list[misc[0]] = a
+        misc[0] += 1
+    else:
+        misc[0] -= 1
+        last = out_list[misc[0]]
+        out_list[out_pos[a]] = last
+        out_pos[last] = out_pos[a]
+
+
+@jit
+def pair_at(a: int, b: int, t: float, x: np.ndarray, v: np.ndarray, tg: np.ndarray, R: np.ndarray) -> float:
+    """Contact time of grains a (at time t already) and b (moved to t on the fly)."""
+    s = t - tg[b]
+    return pair_time(
+        x[a, 0] - (x[b, 0] + v[b, 0] * s), x[a, 1] - (x[b, 1] + v[b, 1] * s),
+        v[a, 0] - v[b, 0], v[a, 1] - v[b, 1], R[a] + R[b],
+    )
+
+
+@jit
+def excluded(a: int, b: int, la: int, lb: int) -> bool:
+    """Whether the contact of a and b (a grain or a wall code) is the one just solved, (la, lb)."""
+    return (a == la and b == lb) or (a == lb and b == la)
+
+
+@jit
+def scan(a, t, la, lb, gx0, gx1, gy0, gy1, best, partner, grains, grid):
+    """Earliest contact (time, partner) of grain a with the grains of cells [gx0, gx1) x [gy0, gy1), or best."""
+    x, v, tg, R, orig = grains[0], grains[1], grains[2], grains[3], grains[7]
+    n = len(x)
+    gi, head, nxt = grid[1], grid[3], grid[4]
+    for gx in range(max(gx0, 0), min(gx1, gi[0])):
+        for gy in range(max(gy0, 0), min(gy1, gi[1])):
+            b = head[gy * gi[0] + gx]
+            while b >= 0:
+                if b != a and not excluded(a, b, la, lb):
+                    tc = pair_at(a, b, t, x, v, tg, R)
+                    if tc < NO_CONTACT and before(t + tc, rank(a, b, n, orig), best, rank(a, partner, n, orig)):
+                        best, partner = t + tc, b
+                b = nxt[b]
+    return best, partner
+
+
+@jit
+def nearest_contact(a, t, la, lb, axis, grains, walls, grid, n_out):
+    """Grain a's earliest contact after t (a at time t): (time, partner), (inf, n) if none; kept as a's memo.
+
+    The contact (la, lb) just solved is left out, as in reference.events.earliest_contact. ``axis`` is 0 or 1 when
+    a has just changed cell along that axis: then only the newly adjacent cells are searched, the memo standing
+    unless its partner has collided since; -1 searches everything.
+    """
+    x, v, tg, R, count, memo_t, memo_i, orig = grains
+    wo, wn = walls
+    cell, out_list = grid[2], grid[5]
+    n = len(x)
+    cx, cy = cell[a, 0], cell[a, 1]
+    mp = memo_i[a, 0]
+    if axis >= 0 and cx >= 0 and not (0 <= mp < n and count[mp] != memo_i[a, 1]):
+        best, partner = memo_t[a], mp
+        step = 1 if v[a, axis] > 0.0 else -1
+        if axis == 0:
+            best, partner = scan(a, t, la, lb, cx + step, cx + step + 1, cy - 1, cy + 2, best, partner, grains, grid)
+        else:
+            best, partner = scan(a, t, la, lb, cx - 1, cx + 2, cy + step, cy + step + 1, best, partner, grains, grid)
+        stop, walls_too = n_out, False
+    else:
+        best, partner = math.inf, n  # partner is meaningless while best is inf
+        # The 3 x 3 cells around a plus everyone outside the grid, or everyone if a is outside.
+        if cx >= 0:
+            best, partner = scan(a, t, la, lb, cx - 1, cx + 2, cy - 1, cy + 2, best, partner, grains, grid)
+        stop, walls_too = (n_out if cx >= 0 else n), True
+    for k in range(stop):
+        b = out_list[k] if cx >= 0 else k
+        if b != a and not excluded(a, b, la, lb):
+            tc = pair_at(a, b, t, x, v, tg, R)
+            if tc < NO_CONTACT and before(t + tc, rank(a, b, n, orig), best, rank(a, partner, n, orig)):
+                best, partner = t + tc, b
+    for q in range(len(wo) if walls_too else 0):
+        if not excluded(a, -(q + 1), la, lb):
+            tc = wall_time(x[a, 0], x[a, 1], v[a, 0], v[a, 1], wo, wn, q, R[a])
+            if tc < NO_CONTACT and before(t + tc, rank(a, -(q + 1), n, orig), best, rank(a, partner, n, orig)):
+                best, partner = t + tc, -(q + 1)
+    memo_t[a], memo_i[a, 0] = best, partner
+    memo_i[a, 1] = count[partner] if 0 <= partner < n else 0
+    return best, partner
+
+
+@jit
+def predict(a, t, t_end, la, lb, axis, at_top, grains, walls, grid, queue):
+    """Queue grain a's earliest event after t (a at time t), if it falls in [t, t_end].
+
+    Contacts as in :func:`nearest_contact`; grid events have codes n (leave the cell along x), n + 1 (along y) and
+    n + 2 (enter the grid). ``at_top``: the earliest entry of the queue is a's own, just handled: the new entry
+    replaces it (or it is dropped if there is none).
+    grains = (x, v, tg, R, count, memo_t, memo_i, orig), walls = (origins, normals),
+    grid = (gf, gi, cell, head, nxt, out_list), queue = (misc, ht, hk, hi).
+    """
+    x, v, count, orig = grains[0], grains[1], grains[4], grains[7]
+    gf, gi, cell = grid[0], grid[1], grid[2]
+    misc, ht, hk, hi = queue
+    n = len(x)
+    best, partner = nearest_contact(a, t, la, lb, axis, grains, walls, grid, misc[0])
+    if cell[a, 0] >= 0:
+        tx = t + crossing_time(x[a, 0], v[a, 0], gf[0], gf[2], cell[a, 0])
+        ty = t + crossing_time(x[a, 1], v[a, 1], gf[1], gf[3], cell[a, 1])
+        if tx < best:
+            best, partner = tx, n
+        if ty < best:
+            best, partner = ty, n + 1
+    else:
+        te = t + entry_time(x, v, a, gf, gi)
+        if te < best:
+            best, partner = te, n + 2
+    if not best <= t_end:
+        if at_top:
+            misc[1] = pop(ht, hk, hi, misc[1])
+        return
+    cb = count[partner] if 0 <= partner < n else 0
+    if at_top:
+        replace_top(ht, hk, hi, misc[1], best, a, partner, count[a], cb, rank(a, partner, n, orig))
+        return
+    if misc[1] == len(ht):
+        misc[1] = compact(ht, hk, hi, misc[1], count)
+    misc[1] = push(ht, hk, hi, misc[1], best, a, partner, count[a], cb, rank(a, partner, n, orig))
+
+
+@jit
+def place(a: int, x: np.ndarray, gf: np.ndarray, gi: np.ndarray, cell: np.ndarray, head, nxt, prv) -> None:
+    """Put grain a in the cell that holds its position (clamped into the grid)."""
+    for d in range(2):
+        c = math.floor((x[a, d] - gf[d]) / gf[2 + d])
+        cell[a, d] = min(max(c, 0), gi[d] - 1)
+    link(a, cell[a, 1] * gi[0] + cell[a, 0], head, nxt, prv)
+
+
+@jit
+def move_cell(a: int, d: int, v: np.ndarray, gi, cell, head, nxt, prv, out_list, out_pos, misc) -> None:
+    """Grain a leaves its cell along axis d: into the next cell, or out of the grid."""
+    unlink(a, cell[a, 1] * gi[0] + cell[a, 0], head, nxt, prv)
+    cell[a, d] += 1 if v[a, d] > 0.0 else -1
+    if 0 <= cell[a, d] < gi[d]:
+        link(a, cell[a, 1] * gi[0] + cell[a, 0], head, nxt, prv)
+    else:
+        cell[a, 0] = cell[a, 1] = -1
+        set_outside(a, True, out_list, out_pos, misc)
+
+
+@jit
+def bump(a: int, p: int, x, v, m, wn, r: float) -> None:
+    """Solve contact (a, p), p a grain or a wall code: reference.contacts.grain_impulse / wall_impulse."""
+    if p < 0:
+        q = -(p + 1)
+        s = -(1.0 + r) * (v[a, 0] * wn[q, 0] + v[a, 1] * wn[q, 1])
+        v[a, 0] += s * wn[q, 0]
+        v[a, 1] += s * wn[q, 1]
+        return
+    dx0, dx1 = x[a, 0] - x[p, 0], x[a, 1] - x[p, 1]
+    length = math.hypot(dx0, dx1)
+    n0, n1 = dx0 / length, dx1 / length
+    un = (v[a, 0] - v[p, 0]) * n0 + (v[a, 1] - v[p, 1]) * n1
+    total = m[a] + m[p]
+    s1 = -((1.0 + r) * m[p] / total * un)
+    s2 = (1.0 + r) * m[a] / total * un
+    v[a, 0] += s1 * n0
+    v[a, 1] += s1 * n1
+    v[p, 0] += s2 * n0
+    v[p, 1] += s2 * n1
+
+
+@jit
+def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, count) -> tuple[int, int]:
+    """Solve contact (a, p) at time t (a already there) and count it; return it as the spec's ``index``."""
+    count[a] += 1
+    if p < 0:
+        bump(a, p, x, v, m, wn, r)
+        return a, p
+    sync(x, v, tg, p, t)
+    count[p] += 1
+    bump(min(a, p), max(a, p), x, v, m, wn, r)
+    return min(a, p), max(a, p)
+
+
+@jit(allocates=True)
+def run(x, v, R, m, wo, wn, r, t_end, la, lb, max_contacts, gf, gi, orig):
+    """Move the grains (x, v in place) from time 0 to t_end, solving every contact in time order.
+
+    Args:
+      x, v: (n, 2) float64, changed in place. R, m: (n,). wo, wn: (k, 2) wall origins and unit normals.
+      r: restitution. t_end: the interval. (la, lb): the contact solved just before, never solved first.
+      max_contacts: contacts allowed before giving up (inelastic collapse).
+      gf: grid origin x, y and cell sizes; gi: cells along x and y. orig: the caller's number of each grain.
+
+    Returns:
+      (status, contacts, la, lb, t_last, events): DONE or COLLAPSED, contacts solved, the last contact,
+      the time of the last one, events popped (contacts, cell changes and stale entries).
+    """
+    n = len(x)
+    # One cache line per grain: x, v, own time, radius, mass side by side (views of one (n, 8) array).
+    packed = np.zeros((n, 8))
+    packed[:, 0:2], packed[:, 2:4], packed[:, 5], packed[:, 6] = x, v, R, m
+    x_out, v_out = x, v
+    x, v, tg, R, m = packed[:, 0:2], packed[:, 2:4], packed[:, 4], packed[:, 5], packed[:, 6]
+    count = np.zeros(n, np.int32)
+    memo_t, memo_i = np.full(n, math.inf), np.zeros((n, 2), np.int32)
+    cell = np.empty((n, 2), np.int32)
+    head = np.full(gi[0] * gi[1], -1, np.int32)
+    nxt, prv = np.empty(n, np.int32), np.empty(n, np.int32)
+    out_list, out_pos = np.empty(n, np.int32), np.empty(n, np.int32)
+    misc = np.zeros(2, np.int64)  # grains outside the grid, entries in the heap
+    ht, hk, hi = np.empty(2 * n + 16), np.empty(2 * n + 16, np.int64), np.empty((2 * n + 16, 4), np.int32)
+    grains, walls = (x, v, tg, R, count, memo_t, memo_i, orig), (wo, wn)
+    grid, queue = (gf, gi, cell, head, nxt, out_list), (misc, ht, hk, hi)
+    for a in range(n):
+        place(a, x, gf, gi, cell, head, nxt, prv)
+    for a in range(n):
+        predict(a, 0.0, t_end, la, lb, -1, False, grains, walls, grid, queue)
+    contacts, events, t_last = 0, 0, 0.0
+    while misc[1] > 0 and ht[0] <= t_end:
+        t = ht[0]
+        a, p, ca, cb = hi[0, 0], hi[0, 1], hi[0, 2], hi[0, 3]
+        events += 1
+        if count[a] != ca:  # a collided since: its next event was predicted then
+            misc[1] = pop(ht, hk, hi, misc[1])
+            continue
+        # From here on the top entry is a's: predict(a, ..., at_top=True) replaces it.
+        sync(x, v, tg, a, t)
+        axis = -1
+        if p < n:
+            if p >= 0 and count[p] != cb:  # the partner changed course: look again
+                predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
+                continue
+            contacts += 1
+            t_last = t
+            if contacts > max_contacts:
+                return COLLAPSED, contacts, la, lb, t_last, events
+            la, lb = solve(a, p, t, x, v, tg, m, wn, r, count)
+            predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
+            if p >= 0:
+                predict(p, t, t_end, la, lb, -1, False, grains, walls, grid, queue)
+            continue
+        if p == n + 2:
+            set_outside(a, False, out_list, out_pos, misc)
+            place(a, x, gf, gi, cell, head, nxt, prv)
+        else:
+            axis = p - n
+            move_cell(a, axis, v, gi, cell, head, nxt, prv, out_list, out_pos, misc)
+        predict(a, t, t_end, la, lb, axis, True, grains, walls, grid, queue)
+    for a in range(n):
+        sync(x, v, tg, a, t_end)
+    x_out[:, :], v_out[:, :] = x, v
+    return DONE, contacts, la, lb, t_last, events

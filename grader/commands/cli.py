@@ -226,9 +226,8 @@ def _command(commands: argparse._SubParsersAction, module: str, name: str, text:
     return commands.add_parser(name, help=text)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="granular-grade", description="Grade granularGas.py submissions.")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _add_check(commands: argparse._SubParsersAction) -> None:
+    """check FILE: grade one submission."""
     check = commands.add_parser("check", help="grade one granularGas.py")
     check.add_argument("path", help="the granularGas.py to grade")
     check.add_argument("--json", dest="json_path", metavar="FILE", help="write Gradescope results.json here")
@@ -242,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="check only this function or scenario (repeatable), e.g. --only contact_time_walls")
     check.add_argument("--hide", action="append", metavar="DIR", help="a folder the submission must not see")
     _limit_options(check)
+
+
+def _add_batch(commands: argparse._SubParsersAction) -> None:
+    """batch SUBMISSIONS --out OUT: grade a folder (absent from the student kit)."""
     batch = _command(commands, "grader.commands.batch", "batch", text="grade a folder of submissions in parallel")
     batch.add_argument("submissions", help="folder with <student>/granularGas.py, <student>.py, or nbgrader's "
                                            "submitted/<student>/<assignment>/granularGas.py")
@@ -262,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="wall-clock seconds for the whole grading of one submission, a backstop: the "
                             "limits that decide grades count CPU time (default %(default)s)")
     _limit_options(batch)
+
+
+def _add_animate(commands: argparse._SubParsersAction) -> None:
+    """animate FILE --out FILE: the submission's gas beside the reference's."""
     animate = commands.add_parser("animate", help="the student's gas next to the reference's, as .gif/.mp4/.html")
     animate.add_argument("path", help="the granularGas.py to animate")
     animate.add_argument("--out", required=True, metavar="FILE", help="output file: .gif, .mp4 (ffmpeg) or .html")
@@ -273,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     animate.add_argument("--r", type=float, metavar="R", help="restitution (default: the scenario's)")
     animate.add_argument("--timeout", type=float, default=20.0, metavar="S",
                          help="seconds allowed for one call of update (default %(default)s)")
+
+
+def _add_course_commands(commands: argparse._SubParsersAction) -> None:
+    """nbgrader-course, gradescope-zip and student-kit (absent from the student kit)."""
     course = _command(commands, "grader.commands.courses", "nbgrader-course",
                       text="write an nbgrader course folder for the assignment")
     course.add_argument("--out", required=True, metavar="DIR", help="the course folder to write")
@@ -281,35 +292,52 @@ def main(argv: list[str] | None = None) -> int:
     zipped = _command(commands, "grader.commands.courses", "gradescope-zip",
                       text="build the Gradescope autograder bundle")
     zipped.add_argument("--out", required=True, metavar="FILE", help="the .zip to write")
-    zipped.add_argument("--hidden-visibility", default="after_published",
-                        help="when students see the hidden tests: hidden, after_due_date, after_published "
-                             "(default) or visible")
+    zipped.add_argument("--hidden-visibility", default=rubric.DEFAULT_HIDDEN_VISIBILITY,
+                        help="when students see the hidden tests: " + ", ".join(rubric.HIDDEN_VISIBILITIES)
+                             + " (default %(default)s)")
     zipped.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table")
     _limit_options(zipped)
     kit = _command(commands, "grader.commands.kit", "student-kit",
                    text="build what students download (no reference inside)")
     kit.add_argument("--out", required=True, metavar="DIR", help="folder to write the kit into")
-    args = parser.parse_args(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: a sub-command each (commands whose modules are absent, as in the kit, are not offered)."""
+    top = argparse.ArgumentParser(prog="granular-grade", description="Grade granularGas.py submissions.")
+    commands = top.add_subparsers(dest="command", required=True)
+    for add in (_add_check, _add_batch, _add_animate, _add_course_commands):
+        add(commands)
+    return top
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed command; its exit code."""
+    if args.command == "student-kit":
+        return kit_main(args.out)
+    if args.command == "animate":
+        return animate_main(args)
+    limits = make_limits(args.timeout, args.memory_mb, args.processes, not args.no_namespaces, args.import_timeout)
+    if args.command == "nbgrader-course":
+        return course_main(args.out, args.rubric, limits, args.allow_weak_isolation)
+    if args.command == "gradescope-zip":
+        return gradescope_main(args.out, args.hidden_visibility, args.rubric, limits, args.allow_weak_isolation)
+    if args.command == "check":
+        return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
+                          args.animation, args.allow_weak_isolation, args.only)
+    return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
+                      args.submission_timeout, args.nbgrader_db, not args.no_animations, args.allow_weak_isolation,
+                      args.accept_single_py)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line's entry point: every GraderError is caught here, once, and exits with 2."""
+    args = parser().parse_args(argv)
     from grader.sandbox import isolation
 
     isolation.cleanup_stale()  # sandbox folders of grader processes that were killed
     try:
-        if args.command == "student-kit":
-            return kit_main(args.out)
-        if args.command == "animate":
-            return animate_main(args)
-        limits = make_limits(args.timeout, args.memory_mb, args.processes, not args.no_namespaces,
-                             args.import_timeout)
-        if args.command == "nbgrader-course":
-            return course_main(args.out, args.rubric, limits, args.allow_weak_isolation)
-        if args.command == "gradescope-zip":
-            return gradescope_main(args.out, args.hidden_visibility, args.rubric, limits, args.allow_weak_isolation)
-        if args.command == "check":
-            return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
-                              args.animation, args.allow_weak_isolation, args.only)
-        return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
-                          args.submission_timeout, args.nbgrader_db, not args.no_animations, args.allow_weak_isolation,
-                          args.accept_single_py)
+        return run(args)
     except GraderError as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

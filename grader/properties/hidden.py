@@ -154,5 +154,5 @@ PROPERTIES = [
     Property("contact_solve_grains", "agrees with the reference", "random collisions", S.grain_contacts(),
              check_solve_grains, hidden=True),
     Property("update", "agrees with the reference", "short runs of gases with grain-grain contacts",
-             colliding_gases(), check_update, hidden=True, examples=8),
+             colliding_gases(), check_update, hidden=True, examples=8, shrink_cases=40),
 ]

@@ -59,6 +59,9 @@ class Property:
     verify: Callable[[Caller, Any], None]
     hidden: bool = False
     examples: int = 60
+    #: Cases tried while shrinking a failure, at most (a count, not a time: the same file gets the same
+    #: report). The verdict never depends on it; only how small the reported input is.
+    shrink_cases: int = 400
 
     @property
     def id(self) -> str:

@@ -150,6 +150,13 @@ ITEM_ABBREVIATIONS: dict[str, str] = {
 }
 
 
+#: The order in which the statement (assignment/README.md) builds the items: the
+#: contact times, the collision laws, then the loop of update that needs the
+#: earliest contact; reports follow it (checked by tests/test_self_check.py).
+STATEMENT_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "contact_solve_grains",
+                                    "contact_solve_wall", "minimum_contact_time", "update", *SCENARIO_NAMES)
+
+
 def item_points(name: str) -> int:
     points = {f.name: f.points for f in FUNCTIONS} | {s.name: s.points for s in SCENARIOS}
     if name in points:

@@ -59,3 +59,9 @@ def load(path: str | Path | None) -> dict[str, float]:
     if sum(points.values()) <= 0:
         raise RubricError(f"rubric {path}: the points add up to 0; give some function points")
     return points
+
+
+#: When students see the hidden tests' results on Gradescope (its visibility values).
+HIDDEN_VISIBILITIES: tuple[str, ...] = ("hidden", "after_due_date", "after_published", "visible")
+#: The default: once the instructor publishes the grades.
+DEFAULT_HIDDEN_VISIBILITY = "after_published"

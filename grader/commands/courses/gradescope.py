@@ -140,7 +140,7 @@ def build_bundle(out: Path, settings: GradingSettings) -> Path:
     return out
 
 
-def build_zip(out: Path, hidden_visibility: str = "after_published", rubric_text: str | None = None,
+def build_zip(out: Path, hidden_visibility: str = rubric.DEFAULT_HIDDEN_VISIBILITY, rubric_text: str | None = None,
               limits: Limits = Limits(), allow_weak_isolation: bool = False) -> Path:
     """The command's entry point: :func:`build_bundle` with settings from its values."""
     return build_bundle(out, settings_from(hidden_visibility, rubric_text, limits, allow_weak_isolation))

@@ -39,7 +39,7 @@ else:  # pragma: no cover - Python 3.10
 
 SETTINGS_FILE = "granular_grader.toml"
 #: When students see the hidden tests' entries on Gradescope.
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+VISIBILITIES = rubric.HIDDEN_VISIBILITIES
 PACKAGE_ROOT = paths.PACKAGE_ROOT
 
 
@@ -56,7 +56,7 @@ class GradingSettings:
     #: Run the hidden tests even where the sandbox cannot keep them secret (every result says so).
     allow_weak_isolation: bool = False
     #: Gradescope only: when students see the hidden tests' entries.
-    hidden_visibility: str = "after_published"
+    hidden_visibility: str = rubric.DEFAULT_HIDDEN_VISIBILITY
 
     def options(self, hide: tuple[Path, ...] = ()) -> GradeOptions:
         """The runner's options for one file (hidden tests whenever the reference is installed)."""
@@ -117,7 +117,7 @@ def load(path: Path) -> GradingSettings:
     weak = grading.get("allow_weak_isolation", False)
     if not isinstance(weak, bool):
         raise SettingsError(f"{path}: [grading] allow_weak_isolation must be true or false; got {weak!r}")
-    visibility = grading.get("hidden_visibility", "after_published")
+    visibility = grading.get("hidden_visibility", rubric.DEFAULT_HIDDEN_VISIBILITY)
     if visibility not in VISIBILITIES:
         raise SettingsError(f"{path}: [grading] hidden_visibility {visibility!r}: choose one of "
                             f"{', '.join(VISIBILITIES)}")

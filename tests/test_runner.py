@@ -1,0 +1,44 @@
+"""The runner's search, with a stand-in sandbox: fast, no child process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from grader.grading import runner
+from grader.properties.property import Property, fail
+from grader.sandbox.calls import Returned
+
+
+class Counting:
+    """A sandbox whose one function returns the sum of its argument, counting calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
+        self.calls += 1
+        return Returned(sum(args[0]), args, (), 0, 0.0)
+
+
+def big_sums_fail(caller: Any, case: list[int]) -> None:
+    if caller.call("contact_time_grains", case).value > 1000:
+        fail(f"sum {sum(case)} > 1000")
+
+
+def prop(shrink_cases: int) -> Property:
+    return Property("contact_time_grains", "small sums", "lists", st.lists(st.integers(0, 10**6), min_size=5),
+                    big_sums_fail, shrink_cases=shrink_cases)
+
+
+def test_shrinking_stops_after_its_budget_on_a_real_failure():
+    free, bounded = Counting(), Counting()
+    outcome, message, _, _ = runner.run_property(free, prop(10_000))  # type: ignore[arg-type]
+    small_outcome, small_message, _, _ = runner.run_property(bounded, prop(5))  # type: ignore[arg-type]
+    assert outcome == small_outcome == runner.FAILED
+    assert bounded.calls < free.calls and bounded.calls <= 60 + 5 + 2  # examples, budget, the verification
+    # The reported case failed: the budget picks how small the input is, never the verdict.
+    assert int(small_message.split()[1]) > 1000 and int(message.split()[1]) > 1000
+    again = Counting()
+    assert runner.run_property(again, prop(5))[1] == small_message and again.calls == bounded.calls

@@ -74,16 +74,16 @@ class EngineRun:
     events: int
 
 
-def grid_for(x: np.ndarray, v: np.ndarray, R: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+def grid_for(x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Grid over the grains' bounding box (widened by a contact distance): (origin_x, origin_y, Lx, Ly), (Mx, My).
 
-    Cells are wider than 2 max(R) by CELL_MARGIN, relative to it and to the coordinates' size (round-off in the
-    positions must never put two grains in contact two cells apart), and number at most about
-    n / CELLS_PER_GRAIN + 2 n + 2.
+    Cells are wider than 2 max(R) by CELL_MARGIN, relative to it and to the grid's coordinates (round-off in the
+    positions must never put two grains in contact two cells apart; grains that leave the grid are checked against
+    everybody), and number at most about n / CELLS_PER_GRAIN + 2 n + 2.
     """
     n = len(x)
-    size = float(np.abs(x).max() + np.abs(v).max() * dt)
-    reach = 2.0 * float(R.max()) * (1.0 + CELL_MARGIN) + CELL_MARGIN * size
+    diameter = 2.0 * float(R.max())
+    reach = diameter * (1.0 + CELL_MARGIN) + CELL_MARGIN * (float(np.abs(x).max()) + 2 * diameter)
     lo = x.min(axis=0) - reach
     extent = x.max(axis=0) + reach - lo
     side = max(reach, math.sqrt(float(extent[0] * extent[1]) / (n * CELLS_PER_GRAIN)))
@@ -136,7 +136,7 @@ def advance(
     m = np.ascontiguousarray(m, dtype=np.float64)
     w = np.asarray(w, dtype=np.float64).reshape(-1, 2, 2)
     origin, normal = wall_frame(w)
-    gf, gi = grid_for(x, v, R, dt)
+    gf, gi = grid_for(x, R)
     # Number the grains cell by cell, so that neighbours sit together in memory (the cache, not the physics).
     cells = np.floor((x - gf[:2]) / gf[2:]).astype(np.int64)
     order = np.argsort(cells[:, 1] * gi[0] + cells[:, 0], kind="stable")

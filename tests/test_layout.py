@@ -9,6 +9,8 @@ the size we keep files to.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,8 @@ ALLOWED = {
     "commands": {"spec", "sandbox", "properties", "grading", "reports", "animation"},
 }
 MAX_LINES = 400
+#: Lines of a function's body (without its docstring), at most.
+MAX_FUNCTION_LINES = 50
 
 
 def module_name(path: Path) -> str:
@@ -99,3 +103,39 @@ def test_no_module_is_longer_than_we_keep_them(path):
 def test_every_package_says_what_it_owns(package):
     doc = ast.get_docstring(ast.parse(package.read_text()))
     assert doc and len(doc) > 80, f"{package} needs a docstring: what it owns and what it may import"
+
+
+def test_importing_the_grader_changes_nothing_global():
+    """No side effects at import: numpy's print options, Hypothesis's internals and the signal handlers stay."""
+    code = """
+import importlib, pkgutil, signal, sys
+import numpy as np
+from hypothesis.internal.conjecture import providers
+before = (np.get_printoptions(), providers._get_local_constants, signal.getsignal(signal.SIGINT), sys.getrecursionlimit())
+import grader
+for m in pkgutil.walk_packages(grader.__path__, "grader."):
+    if not m.name.endswith("__main__") and ".courses" not in m.name:
+        importlib.import_module(m.name)
+after = (np.get_printoptions(), providers._get_local_constants, signal.getsignal(signal.SIGINT), sys.getrecursionlimit())
+assert before == after, (before, after)
+print("unchanged", len(sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0 and "unchanged" in done.stdout, done.stderr[-2000:]
+
+
+def _body_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of a function without its docstring (argument lists and docstrings are not logic)."""
+    first = function.body[0]
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+        first.value.value, str)
+    start = function.body[1].lineno if docstring and len(function.body) > 1 else first.lineno
+    return (function.end_lineno or start) - start + 1
+
+
+@pytest.mark.parametrize("path", sorted([*PACKAGE.rglob("*.py"), *(ROOT / "reference").rglob("*.py")]),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_function_is_longer_than_we_keep_them(path):
+    long = [f"{node.name} ({_body_lines(node)} lines)" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _body_lines(node) > MAX_FUNCTION_LINES]
+    assert not long, f"{path.relative_to(ROOT)}: split {', '.join(long)}"

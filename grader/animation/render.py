@@ -35,6 +35,7 @@ from grader.animation.trajectories import (
     reference_step,
     sandbox_step,
 )
+from grader.errors import UsageError
 from grader.properties import oracle
 from grader.sandbox.client import Sandbox
 from grader.spec import scenarios
@@ -50,7 +51,7 @@ ANIMATION_LIMITS = Limits(call_seconds=20.0, function_seconds=3600.0)
 DEFAULT_GRAINS = reference_runs.GAS_GRAINS
 
 
-class AnimationError(ValueError):
+class AnimationError(UsageError):
     """The animation cannot be made as asked; the message says what to fix."""
 
 

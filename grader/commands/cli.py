@@ -191,11 +191,8 @@ def gradescope_main(out: str, hidden_visibility: str, rubric_path: str | None = 
 def animate_main(args: argparse.Namespace) -> int:
     from grader.animation import render as animation
 
-    try:
-        print(animation.animate_main(args.path, args.out, args.scenario, args.grains, args.duration, args.seed,
-                                     args.r, args.timeout))
-    except animation.AnimationError as exc:
-        raise UsageError(str(exc)) from None
+    print(animation.animate_main(args.path, args.out, args.scenario, args.grains, args.duration, args.seed, args.r,
+                                 args.timeout))  # an AnimationError is a UsageError: caught in main, once
     return EXIT_PASSED
 
 

@@ -21,6 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from grader import spec
 from grader.errors import GraderError
 from grader.spec import paths
 
@@ -34,7 +35,7 @@ INSTRUCTOR_ONLY = (Path("properties/hidden.py"), Path("commands/courses"), Path(
 PUBLIC_REFERENCE = ("__init__.py", "c12.py", "dem.py", "figures.py", "c12_plots.py", "dem_plots.py")
 #: (source relative to the checkout, name in the kit): what students read and edit.
 STUDENT_FILES = (("student_template/KIT_README.md", "README.md"), ("assignment/README.md", "STATEMENT.md"),
-                 ("student_template/granularGas.py", "granularGas.py"),
+                 (f"student_template/{spec.FILE_NAME}", spec.FILE_NAME),
                  ("student_template/granularGasTest.py", "granularGasTest.py"))
 
 

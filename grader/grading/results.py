@@ -185,6 +185,52 @@ class AnimationNote:
 
 
 @dataclass(frozen=True)
+class Efficiency:
+    """How the submission's cost grows with N (grader.grading.efficiency): CPU seconds per event, fitted exponent.
+
+    sizes: the N measured (fewer than asked when a call passed its budget);
+    event_seconds: the submission's CPU per event of ``update``, measured in the
+    sandbox; search_seconds: its CPU per ``minimum_contact_time`` call;
+    reference_seconds: the reference's per event, on the grader's machine.
+    Exponents are None when fewer than two sizes were measured. bonus: points
+    granted by the rubric's [bonus] table, never part of the score.
+    """
+
+    sizes: tuple[int, ...] = ()
+    event_seconds: tuple[float, ...] = ()
+    search_seconds: tuple[float, ...] = ()
+    reference_seconds: tuple[float, ...] = ()
+    exponent: float | None = None
+    search_exponent: float | None = None
+    reference_exponent: float | None = None
+    right_at_largest: bool = False
+    note: str = ""
+    bonus: float = 0.0
+    bonus_max: float = 0.0
+
+    @property
+    def measured(self) -> bool:
+        return self.exponent is not None
+
+    def to_json(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, data: object, path: str = "efficiency") -> Efficiency:
+        def numbers(name: str) -> tuple[float, ...]:
+            values = objects(data, path, name)
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
+                raise ResultsError(f"results field {_where(path, name)!r}: expected a list of numbers")
+            return tuple(float(x) for x in values)
+
+        return cls(tuple(int(n) for n in numbers("sizes")), numbers("event_seconds"), numbers("search_seconds"),
+                   numbers("reference_seconds"), optional(data, path, "exponent", number),
+                   optional(data, path, "search_exponent", number), optional(data, path, "reference_exponent", number),
+                   boolean(data, path, "right_at_largest"), string(data, path, "note"), number(data, path, "bonus"),
+                   number(data, path, "bonus_max"))
+
+
+@dataclass(frozen=True)
 class Results:
     """A whole grade: points, per item and per test, and how the submission was run."""
 
@@ -203,6 +249,12 @@ class Results:
     tests: tuple[TestRecord, ...]  # in the statement's order
     provenance: Provenance | None = None  # batch grades only
     animation: AnimationNote | None = None  # when the feedback page shows one
+    efficiency: Efficiency | None = None  # check/batch --efficiency only
+
+    @property
+    def bonus(self) -> float:
+        """Bonus points (the rubric's [bonus] table), reported beside the score, never inside it."""
+        return self.efficiency.bonus if self.efficiency is not None else 0.0
 
     @classmethod
     def from_report(cls, report: GradeReport) -> Results:
@@ -245,12 +297,16 @@ class Results:
     def with_animation(self, animation: AnimationNote | None) -> Results:
         return dataclasses.replace(self, animation=animation)
 
+    def with_efficiency(self, efficiency: Efficiency | None) -> Results:
+        return dataclasses.replace(self, efficiency=efficiency)
+
     def to_json(self) -> dict:
         """JSON values only; :meth:`from_json` reads them back equal."""
         data = dataclasses.asdict(self)
         data |= {"items": {i.item: [i.score, i.max_score] for i in self.items},
                  "tests": [t.to_json() for t in self.tests], "protections": list(self.protections),
-                 "weaknesses": list(self.weaknesses)}
+                 "weaknesses": list(self.weaknesses),
+                 "efficiency": None if self.efficiency is None else self.efficiency.to_json()}
         return {"format": FORMAT, **data}
 
     @classmethod
@@ -263,13 +319,15 @@ class Results:
         tests = tuple(TestRecord.from_json(t, f"tests[{k}]") for k, t in enumerate(objects(data, "", "tests")))
         provenance = field(data, "", "provenance")
         animation = field(data, "", "animation")
+        efficiency = data.get("efficiency") if isinstance(data, dict) else None  # absent before efficiency existed
         return cls(string(data, "", "submission"), number(data, "", "score"), number(data, "", "max_score"),
                    read_items(field(data, "", "items"), "items"), string(data, "", "status"),
                    optional(data, "", "import_error", string), boolean(data, "", "hidden_run"),
                    strings(data, "", "protections"), strings(data, "", "weaknesses"),
                    boolean(data, "", "weak_isolation_allowed"), string(data, "", "printed"),
                    number(data, "", "seconds"), tests, None if provenance is None else Provenance.from_json(provenance),
-                   None if animation is None else AnimationNote.from_json(animation))
+                   None if animation is None else AnimationNote.from_json(animation),
+                   None if efficiency is None else Efficiency.from_json(efficiency))
 
 
 def read_items(data: object, path: str) -> tuple[ItemScore, ...]:

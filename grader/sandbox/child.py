@@ -14,7 +14,7 @@ grader.sandbox.wire): the submission runs in this process and can write to the r
 fd itself.
 
 Usage: child.py REQUEST_FD REPLY_FD SUBMISSION CONFIG_JSON
-CONFIG_JSON: {"functions": [...], "site": [...], "kept": int, "record_cap": int,
+CONFIG_JSON: {"module": str, "functions": [...], "site": [...], "kept": int, "record_cap": int,
 "reply_cap": int, "text_cap": int, "output_cap": int}
 """
 
@@ -212,14 +212,14 @@ class Recorder:
         return entry
 
 
-def import_submission(path):
+def import_submission(path, name):
     import importlib.util
 
-    module_spec = importlib.util.spec_from_file_location("granularGas", path)
+    module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
         raise ImportError(f"{path} cannot be imported as a Python module")
     module = importlib.util.module_from_spec(module_spec)
-    sys.modules["granularGas"] = module
+    sys.modules[name] = module
     module_spec.loader.exec_module(module)
     return module
 
@@ -257,7 +257,7 @@ def main():
 
     reply({"booted": True})
     try:
-        module = import_submission(path)
+        module = import_submission(path, config["module"])
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt at import are reported too
         reply({"ready": False, **describe_exception(exc)})
         return

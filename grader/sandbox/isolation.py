@@ -183,7 +183,7 @@ def _bwrap_argv(mode: Mode, files: tree.BoxTree, submission: Path, child: Path, 
                 limits: Limits) -> list[str]:
     """The bubblewrap command line (without the child's own argv)."""
     argv = ["bwrap", "--die-with-parent", "--new-session", *files.mount_args(),
-            "--ro-bind", str(submission), "/box/granularGas.py", "--ro-bind", str(child), "/box/child.py"]
+            "--ro-bind", str(submission), f"/box/{spec.FILE_NAME}", "--ro-bind", str(child), "/box/child.py"]
     if mode is Mode.BWRAP_ROOT:
         # No user namespace: the uid outside is the box's own one, set by setpriv after the mounts.
         argv[1:1] = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -265,7 +265,7 @@ class Box:
         self.probe = _probe(self.limits.namespaces, hide, self.uid, self.limits)
         if self.mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER):
             self.tree = tree.box_tree(tuple(p.resolve() for p in hide))
-            self.submission_inside, self.child_inside = "/box/granularGas.py", "/box/child.py"
+            self.submission_inside, self.child_inside = f"/box/{spec.FILE_NAME}", "/box/child.py"
             self.site_inside, self.work_inside = self.tree.site, WORK_INSIDE
             return
         self.work = self.root / "work"

@@ -76,3 +76,8 @@ OUTPUT_CAP = 64 * 1024
 
 #: Largest reply line the grader reads from the child; past it the reply is refused.
 REPLY_CAP = 16 * 1024**2
+
+#: Efficiency measurement (grader.grading.efficiency), after the tests: CPU seconds one timed call may use (a
+#: call past it ends the growth of N: "not measured beyond"), and CPU seconds of the whole measurement.
+EFFICIENCY_CALL_SECONDS = 2.0
+EFFICIENCY_SECONDS = 20.0

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import errors
+from grader import errors, spec
 from grader.commands.batch.signing import READ_CAP
 from grader.commands.batch.submissions import Submission
 from grader.grading.results import Results, ResultsError
@@ -240,7 +240,7 @@ class Staging:
         folder, tmp = self.jobs / str(self.count), self.tmp / str(self.count)
         folder.mkdir(mode=0o700)
         tmp.mkdir(mode=0o711)
-        source = folder / "granularGas.py"
+        source = folder / spec.FILE_NAME
         source.write_bytes(submission.source or b"")
         request = WorkerRequest(submission.student, source, folder / "reply.json", options, animations, print_,
                                 os.getpid())

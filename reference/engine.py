@@ -65,13 +65,17 @@ CELLS_PER_GRAIN = 1.0
 
 @dataclass(frozen=True)
 class EngineRun:
-    """State after :func:`advance`: new arrays, the last contact, and counts for benchmarks."""
+    """State after :func:`advance`: new arrays, the last contact, and counts (benchmarks, reference.cooling).
+
+    ``contacts`` counts every contact solved, ``grain_contacts`` those between two grains (the rest are wall hits).
+    """
 
     x: np.ndarray
     v: np.ndarray
     last: tuple[int, int]
     contacts: int
     events: int
+    grain_contacts: int = 0
 
 
 def grid_for(x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -113,16 +117,19 @@ def advance(
     dt: float,
     t: float = 0.0,
     max_contacts: int = MAX_CONTACTS_PER_ADVANCE,
+    wall_restitution: float | None = None,
 ) -> EngineRun:
     """Move the system from t to t + dt, solving every contact in order (reference.events.advance's contract).
 
     Args:
       x, v: shape (n, 2), not modified. R, m: shape (n,). w: shape (k, 2, 2). last: the contact solved just
       before t (spec ``index``). r: restitution. dt >= 0. t: start time (only for the error message).
-      max_contacts: contacts allowed before InelasticCollapseError.
+      max_contacts: contacts allowed before InelasticCollapseError. wall_restitution: restitution of the walls,
+      r if None (the homework's rule); reference.cooling uses 1, elastic walls.
 
     Returns:
-      EngineRun with new x and v at t + dt, the last contact, contacts solved and events processed.
+      EngineRun with new x and v at t + dt, the last contact, contacts solved (all, and grain-grain only) and
+      events processed.
 
     Raises:
       InelasticCollapseError: more than max_contacts contacts in the interval.
@@ -131,7 +138,7 @@ def advance(
     v = np.array(v, dtype=np.float64).reshape(-1, 2)
     last = (int(last[0]), int(last[1]))
     if len(x) == 0:
-        return EngineRun(x, v, last, 0, 0)
+        return EngineRun(x, v, last, 0, 0, 0)
     R = np.ascontiguousarray(R, dtype=np.float64)
     m = np.ascontiguousarray(m, dtype=np.float64)
     w = np.asarray(w, dtype=np.float64).reshape(-1, 2, 2)
@@ -144,9 +151,10 @@ def advance(
     rank[order] = np.arange(len(order))
     start = tuple(int(rank[e]) if e >= 0 else e for e in last)
     xs, vs = x[order], v[order]
-    status, contacts, la, lb, t_last, events = run(
+    rw = float(r if wall_restitution is None else wall_restitution)
+    status, contacts, pairs, la, lb, t_last, events = run(
         xs, vs, R[order], m[order], np.ascontiguousarray(origin), np.ascontiguousarray(normal),
-        float(r), float(dt), start[0], start[1], int(max_contacts), gf, gi, order,
+        float(r), rw, float(dt), start[0], start[1], int(max_contacts), gf, gi, order,
     )
     if status == COLLAPSED:
         raise InelasticCollapseError(collapse_message(max_contacts, t, dt, t + t_last))
@@ -154,7 +162,7 @@ def advance(
     if contacts:
         a, b = int(order[la]), (int(order[lb]) if lb >= 0 else int(lb))
         last = (min(a, b), max(a, b)) if b >= 0 else (a, b)
-    return EngineRun(x, v, last, int(contacts), int(events))
+    return EngineRun(x, v, last, int(contacts), int(events), int(pairs))
 
 
 def update(x, v, R, m, w, indexOld, r, dt, t) -> float:

@@ -308,11 +308,11 @@ def bump(a: int, p: int, x, v, m, wn, r: float) -> None:
 
 
 @jit
-def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, count) -> tuple[int, int]:
-    """Solve contact (a, p) at time t (a already there) and count it; return it as the spec's ``index``."""
+def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, rw: float, count) -> tuple[int, int]:
+    """Solve contact (a, p) at time t (a there already; restitution r, rw on walls); count it; return it as index."""
     count[a] += 1
     if p < 0:
-        bump(a, p, x, v, m, wn, r)
+        bump(a, p, x, v, m, wn, rw)
         return a, p
     sync(x, v, tg, p, t)
     count[p] += 1
@@ -321,18 +321,19 @@ def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, count) -> tuple[i
 
 
 @jit(allocates=True)
-def run(x, v, R, m, wo, wn, r, t_end, la, lb, max_contacts, gf, gi, orig):
+def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
     """Move the grains (x, v in place) from time 0 to t_end, solving every contact in time order.
 
     Args:
       x, v: (n, 2) float64, changed in place. R, m: (n,). wo, wn: (k, 2) wall origins and unit normals.
-      r: restitution. t_end: the interval. (la, lb): the contact solved just before, never solved first.
+      r: restitution (rw: of the walls). t_end: the interval. (la, lb): the contact solved just before, never solved first.
       max_contacts: contacts allowed before giving up (inelastic collapse).
       gf: grid origin x, y and cell sizes; gi: cells along x and y. orig: the caller's number of each grain.
 
     Returns:
-      (status, contacts, la, lb, t_last, events): DONE or COLLAPSED, contacts solved, the last contact,
-      the time of the last one, events popped (contacts, cell changes and stale entries).
+      (status, contacts, pairs, la, lb, t_last, events): DONE or COLLAPSED, contacts solved, how many of them
+      were grain-grain (the rest hit walls), the last contact, the time of the last one, events popped (contacts,
+      cell changes and stale entries).
     """
     n = len(x)
     # One cache line per grain: x, v, own time, radius, mass side by side (views of one (n, 8) array).
@@ -354,7 +355,7 @@ def run(x, v, R, m, wo, wn, r, t_end, la, lb, max_contacts, gf, gi, orig):
         place(a, x, gf, gi, cell, head, nxt, prv)
     for a in range(n):
         predict(a, 0.0, t_end, la, lb, -1, False, grains, walls, grid, queue)
-    contacts, events, t_last = 0, 0, 0.0
+    contacts, pairs, events, t_last = 0, 0, 0, 0.0
     while misc[1] > 0 and ht[0] <= t_end:
         t = ht[0]
         a, p, ca, cb = hi[0, 0], hi[0, 1], hi[0, 2], hi[0, 3]
@@ -372,8 +373,10 @@ def run(x, v, R, m, wo, wn, r, t_end, la, lb, max_contacts, gf, gi, orig):
             contacts += 1
             t_last = t
             if contacts > max_contacts:
-                return COLLAPSED, contacts, la, lb, t_last, events
-            la, lb = solve(a, p, t, x, v, tg, m, wn, r, count)
+                return COLLAPSED, contacts, pairs, la, lb, t_last, events
+            if p >= 0:
+                pairs += 1
+            la, lb = solve(a, p, t, x, v, tg, m, wn, r, rw, count)
             predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
             if p >= 0:
                 predict(p, t, t_end, la, lb, -1, False, grains, walls, grid, queue)
@@ -388,4 +391,4 @@ def run(x, v, R, m, wo, wn, r, t_end, la, lb, max_contacts, gf, gi, orig):
     for a in range(n):
         sync(x, v, tg, a, t_end)
     x_out[:, :], v_out[:, :] = x, v
-    return DONE, contacts, la, lb, t_last, events
+    return DONE, contacts, pairs, la, lb, t_last, events

@@ -30,6 +30,12 @@ ALLOWED = {
 MAX_LINES = 400
 #: Lines of a function's body (without its docstring), at most.
 MAX_FUNCTION_LINES = 50
+#: Longer functions we keep, and why.
+LONG_FUNCTIONS = {
+    # The engine's compiled kernels: one event loop and one prediction each; splitting them adds calls and
+    # array passing to the hot path of every collision (benchmarks/engine.py).
+    ("reference/engine_core.py", "run"), ("reference/engine_core.py", "predict"),
+}
 
 
 def module_name(path: Path) -> str:
@@ -137,5 +143,6 @@ def _body_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
                          ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_function_is_longer_than_we_keep_them(path):
     long = [f"{node.name} ({_body_lines(node)} lines)" for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _body_lines(node) > MAX_FUNCTION_LINES]
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _body_lines(node) > MAX_FUNCTION_LINES
+            and (str(path.relative_to(ROOT)), node.name) not in LONG_FUNCTIONS]
     assert not long, f"{path.relative_to(ROOT)}: split {', '.join(long)}"

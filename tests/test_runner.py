@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.grading import runner
+from grader.grading.report import FAILED
 from grader.properties.property import Property, fail
 from grader.sandbox.calls import Returned
 
@@ -36,7 +37,7 @@ def test_shrinking_stops_after_its_budget_on_a_real_failure():
     free, bounded = Counting(), Counting()
     outcome, message, _, _ = runner.run_property(free, prop(10_000))  # type: ignore[arg-type]
     small_outcome, small_message, _, _ = runner.run_property(bounded, prop(5))  # type: ignore[arg-type]
-    assert outcome == small_outcome == runner.FAILED
+    assert outcome == small_outcome == FAILED
     assert bounded.calls < free.calls and bounded.calls <= 60 + 5 + 2  # examples, budget, the verification
     # The reported case failed: the budget picks how small the input is, never the verdict.
     assert int(small_message.split()[1]) > 1000 and int(message.split()[1]) > 1000

@@ -14,6 +14,7 @@ from grader.commands import cli
 from grader.errors import UsageError
 from grader.grading import runner
 from grader.grading.causes import MISSING, NO_IMPORT, NOT_WRITTEN, WRONG, Cause, cause_of, wrong_helper
+from grader.grading.report import FAILED, PASSED
 from grader.reports import terminal
 from grader.reports.text import as_text
 from grader.sandbox.calls import HelperCall
@@ -34,7 +35,7 @@ def _points() -> dict[str, float]:
 def _result(prop, passed=False, message="", snippet="", cause=None, pool=PROPERTIES):
     weight = _points()[prop.item] / sum(p.item == prop.item for p in pool)
     return runner.TestResult(prop, "passed" if passed else "failed", weight if passed else 0.0, weight, message,
-                             snippet, 0.0, runner.PASSED if passed else runner.FAILED, cause)
+                             snippet, 0.0, PASSED if passed else FAILED, cause)
 
 
 def _report(results, hidden=True, only=(), import_error=None):

@@ -64,22 +64,30 @@ def make_limits(call_seconds: float = Limits.call_seconds, memory_mb: int = Limi
 def check_main(path: str, json_path: str | None = None, rubric_path: str | None = None,
                limits: Limits = Limits(), hide: list[str] | None = None, quiet: bool = False,
                html_path: str | None = None, animation_path: str | None = None,
-               allow_weak_isolation: bool = False, only: list[str] | None = None) -> int:
+               allow_weak_isolation: bool = False, only: list[str] | None = None, efficiency: bool = False) -> int:
     """Grade one file (only the items named in ``only``, if any), print the report, maybe write results.json,
-    the feedback page and the animation of the first failing scenario; the exit code."""
+    the feedback page and the animation of the first failing scenario; the exit code. efficiency: time the
+    submission too (on anyway when the rubric has a [bonus] table)."""
     from grader.grading import runner
     from grader.grading.results import AnimationNote, Results
     from grader.reports import feedback, gradescope_json
     from grader.reports import text as report
 
     submission = submission_path(path)
-    points = rubric.load(rubric_path)
+    points, bonus = rubric.load(rubric_path), rubric.load_bonus(rubric_path)
     hidden = tuple(Path(h) for h in hide or ())
     grade = runner.grade_file(submission, runner.GradeOptions(points, limits, None, allow_weak_isolation, hidden,
                                                               tuple(only or ())))
     if not quiet:
         print(report.as_text(grade), end="")
     results = Results.from_report(grade)
+    if efficiency or bonus is not None:
+        from grader.grading import efficiency as measure
+        from grader.reports import efficiency_view
+
+        results = measure.assess(submission, results, limits, hidden, bonus)
+        if not quiet and results.efficiency is not None:
+            print(efficiency_view.line(results.efficiency))
     gif = None
     if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
         from grader.animation import render as animation
@@ -113,7 +121,8 @@ def _interrupt(signum: int, frame: object) -> None:
 def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: str | None = None,
                force: bool = False, rubric_path: str | None = None, limits: Limits = Limits(),
                submission_seconds: float = SUBMISSION_SECONDS, nbgrader_db: str | None = None,
-               animations: bool = True, allow_weak_isolation: bool = False, accept_single_py: bool = False) -> int:
+               animations: bool = True, allow_weak_isolation: bool = False, accept_single_py: bool = False,
+               efficiency: bool = False) -> int:
     """Grade a folder of submissions; print the grades table; the exit code."""
     from grader.commands.batch import pool as batch
     from grader.commands.batch import submissions as found
@@ -133,7 +142,8 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
                              "gradebook.db")
     options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path),
                             submission_seconds=submission_seconds, animations=animations,
-                            allow_weak_isolation=allow_weak_isolation)
+                            allow_weak_isolation=allow_weak_isolation, efficiency=efficiency,
+                            bonus=rubric.load_bonus(rubric_path))
     if jobs is not None:
         options.jobs = jobs
     signal.signal(signal.SIGTERM, _interrupt)
@@ -234,6 +244,8 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
     check.add_argument("--animation", metavar="FILE", help="write the animation of the first failing scenario "
                                                            "(.gif) here")
     check.add_argument("--quiet", action="store_true", help="print nothing (with --json)")
+    check.add_argument("--efficiency", action="store_true", help="also time minimum_contact_time and update on "
+                       "gases of growing N (a few seconds more; on when the rubric has a [bonus] table)")
     check.add_argument("--only", action="append", metavar="NAME",
                        help="check only this function or scenario (repeatable), e.g. --only contact_time_walls")
     check.add_argument("--hide", action="append", metavar="DIR", help="a folder the submission must not see")
@@ -254,6 +266,8 @@ def _add_batch(commands: argparse._SubParsersAction) -> None:
                        help="grade a student's folder's only .py file when it has no granularGas.py (hw3.py, "
                             "GranularGas.py), and <student>.PY files; each such grade is noted")
     batch.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/spec/rubric.py)")
+    batch.add_argument("--efficiency", action="store_true", help="also time each submission on gases of growing N "
+                       "(a few seconds more each; on when the rubric has a [bonus] table)")
     batch.add_argument("--no-animations", action="store_true",
                        help="no animation in the feedback pages (a few seconds less per failing submission)")
     batch.add_argument("--nbgrader-db", metavar="PATH", help="also write the grades into this nbgrader gradebook "
@@ -321,10 +335,10 @@ def run(args: argparse.Namespace) -> int:
         return gradescope_main(args.out, args.hidden_visibility, args.rubric, limits, args.allow_weak_isolation)
     if args.command == "check":
         return check_main(args.path, args.json_path, args.rubric, limits, args.hide, args.quiet, args.html,
-                          args.animation, args.allow_weak_isolation, args.only)
+                          args.animation, args.allow_weak_isolation, args.only, args.efficiency)
     return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
                       args.submission_timeout, args.nbgrader_db, not args.no_animations, args.allow_weak_isolation,
-                      args.accept_single_py)
+                      args.accept_single_py, args.efficiency)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,20 +20,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from grader import spec
 from grader.errors import GraderError
-
-if TYPE_CHECKING:
-    from grader.grading.runner import GradeReport
+from grader.grading.report import FAILED, PASSED, GradeReport
 
 #: The version of :meth:`Results.to_json`'s layout; another is refused (the grade is then made again).
 FORMAT = "granular-grader results 1"
 #: Decimals of points and of seconds in every stored result (results.json's since its first version).
 POINT_DECIMALS, SECOND_DECIMALS = 4, 2
-PASSED, FAILED = "passed", "failed"
-
 T = TypeVar("T")
 
 

@@ -14,25 +14,18 @@ test fails, the child is restarted, and the other tests still run.
 
 from __future__ import annotations
 
-import pickle
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
 from grader import spec
 from grader.errors import IsolationTooWeak, UsageError
-from grader.grading import audit
-from grader.grading.causes import Cause, cause_of, wrong_helper
-from grader.grading.snippets import snippet
+from grader.grading.report import CRASHED, PASSED, TIMEOUT, GradeReport, TestResult
+from grader.grading.search import draw_without_local_constants, run_property
 from grader.properties import oracle
-from grader.properties.property import Discard, Property, PropertyFailed
+from grader.properties.property import Property
 from grader.sandbox import client as sandboxes
 from grader.sandbox import isolation
-from grader.sandbox.calls import AUDIT_CALLS_KEPT, Returned
 from grader.sandbox.client import CallTimeout, ChildDied, ProtocolViolation, Sandbox, SubmissionError
 from grader.spec import rubric
 from grader.spec.limits import Limits
@@ -45,8 +38,6 @@ GRADING_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "
 #: Reports follow the statement's order (declared in the spec).
 STATEMENT_ORDER = spec.STATEMENT_ORDER
 
-#: How a test ended, beyond passed/failed: for the grades table's status.
-PASSED, FAILED, TIMEOUT, CRASHED, SET_ASIDE = "passed", "failed", "timeout", "crashed", "set aside"
 
 
 def all_properties(hidden: bool) -> list[Property]:
@@ -62,62 +53,6 @@ def all_properties(hidden: bool) -> list[Property]:
         properties = properties + hidden_props.PROPERTIES
     order = {name: k for k, name in enumerate(STATEMENT_ORDER)}
     return sorted(properties, key=lambda p: (order[p.item], p.hidden))
-
-
-@dataclass
-class TestResult:
-    prop: Property
-    status: str  # "passed" or "failed"
-    score: float
-    max_score: float
-    message: str = ""
-    snippet: str = ""
-    seconds: float = 0.0
-    #: How it ended: passed, failed, timeout, crashed or set aside (helper wrong).
-    outcome: str = PASSED
-    #: One cause shared by many tests (not written yet, missing, no import, a wrong helper), if it is one.
-    cause: Cause | None = None
-
-
-@dataclass
-class GradeReport:
-    submission: str
-    results: list[TestResult]
-    hidden_run: bool
-    import_error: str | None = None
-    output: str = ""
-    seconds: float = 0.0
-    points: dict[str, float] = field(default_factory=rubric.default_points)
-    #: "graded", or what went wrong: "timeout at import", "timeout: update", ...
-    status: str = "graded"
-    #: The operating-system protections that fenced the submission in.
-    protections: tuple[str, ...] = ()
-    #: Protections that were NOT in force, and why (empty when the isolation is strong).
-    weaknesses: tuple[str, ...] = ()
-    #: Hidden tests ran although the isolation was weak, because the TA asked for it.
-    weak_isolation_allowed: bool = False
-    #: The items graded when only some were chosen (GradeOptions.only); () for all.
-    only: tuple[str, ...] = ()
-
-    @property
-    def score(self) -> float:
-        return sum(r.score for r in self.results)
-
-    @property
-    def max_score(self) -> float:
-        return sum(r.max_score for r in self.results)
-
-    def by_item(self) -> dict[str, tuple[float, float]]:
-        """(score, max_score) of every function and scenario."""
-        table = {name: [0.0, 0.0] for name in spec.ITEM_NAMES}
-        for r in self.results:
-            table[r.prop.item][0] += r.score
-            table[r.prop.item][1] += r.max_score
-        return {k: (v[0], v[1]) for k, v in table.items()}
-
-    @property
-    def all_passed(self) -> bool:
-        return all(r.status != "failed" for r in self.results)
 
 
 @dataclass(frozen=True)
@@ -145,177 +80,6 @@ def chosen(only: tuple[str, ...]) -> tuple[str, ...]:
         raise UsageError(f"--only {wrong[0]}: not a function or scenario of the assignment; choose from "
                          + ", ".join(STATEMENT_ORDER))
     return tuple(name for name in STATEMENT_ORDER if name in only)
-
-
-class Session:
-    """What a property's check calls: the submission's functions, with the trace of the current case."""
-
-    def __init__(self, sandbox: Sandbox):
-        self.sandbox = sandbox
-        self.trace: list[tuple[str, tuple[Any, ...]]] = []
-        self.returns: list[tuple[str, tuple[Any, ...], Returned]] = []
-
-    def call(self, name: str, *args: Any) -> Returned:
-        self.trace.append((name, args))
-        returned = self.sandbox.call(name, *args)
-        self.returns.append((name, args, returned))
-        return returned
-
-    def new_case(self) -> None:
-        self.trace, self.returns = [], []
-
-
-class _Stopped(Exception):
-    """A call timed out or killed the child: the property's search ends at this case."""
-
-    def __init__(self, error: SubmissionError, trace: list[tuple[str, tuple[Any, ...]]]):
-        super().__init__(str(error))
-        self.error, self.trace = error, trace
-
-
-@dataclass
-class _Tally:
-    passed: int = 0
-    spoiled: list[audit.Spoiled] = field(default_factory=list)
-
-
-def _draw_without_local_constants() -> None:
-    """Make what Hypothesis draws depend on the strategies only.
-
-    Hypothesis mixes into its draws the literals it finds in the source of
-    the "local" modules loaded (those outside site-packages), so one property
-    could draw other inputs in the student kit (installed, without the hidden
-    tests) than at grading (a checkout), or after any edit of the grader.
-    There is no setting for it: replace the internal collector by an empty
-    pool (checked by tests/test_grader_corpus.py). Done when grading starts,
-    not at import.
-    """
-    try:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
-    except ImportError:  # pragma: no cover - a Hypothesis without the feature
-        return
-    empty = Constants()
-    providers._get_local_constants = lambda: empty
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if cache is not None:
-        cache.cache.clear()
-
-
-def hypothesis_settings(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.generate, Phase.shrink],
-        report_multiple_bugs=False,
-    )
-
-
-def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> audit.Spoiled | None:
-    """The helper proved wrong in this failing case, if any (only with the reference installed)."""
-    if not suspects or not oracle.available():
-        return None
-    for name, args, returned in session.returns:
-        if name != prop.item or not returned.helper_calls_total:
-            continue
-        spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
-        if spoiled is None and returned.helper_calls_total > len(returned.helper_calls):
-            # The wrong answer may lie past the first recorded calls: replay
-            # this call once, recording more of them.
-            try:
-                returned = session.sandbox.call(name, *args, record=AUDIT_CALLS_KEPT)
-            except SubmissionError:
-                continue
-            spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
-        if spoiled is not None:
-            return spoiled
-    return None
-
-
-def _case_key(case: Any) -> bytes:
-    """A case's identity by value (Hypothesis replays its smallest failure as an equal, new object)."""
-    try:
-        return pickle.dumps(case)
-    except Exception:  # noqa: BLE001 - a case pickle refuses: its repr is the next best identity
-        return repr(case).encode()
-
-
-def run_property(sandbox: Sandbox, prop: Property,
-                 suspects: frozenset[str] = frozenset()) -> tuple[str, str, str, Cause | None]:
-    """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
-
-    suspects: functions that already failed one of their own tests; a failing
-    case that rests on a wrong answer of one of them is set aside.
-    """
-    session = Session(sandbox)
-    tally = _Tally()
-    stopped: list[_Stopped] = []
-    shrinking = [0]  # cases tried since the first failure
-    failed: set[bytes] = set()  # the cases that failed (pickled), to answer for them once shrinking stops
-
-    def fails(case: Any) -> bool:
-        if shrinking[0]:
-            shrinking[0] += 1
-            if shrinking[0] > prop.shrink_cases:
-                # Enough shrinking: new candidates "hold", cases that failed still fail (Hypothesis replays its
-                # smallest one), so the search ends on a real failure, verified again below.
-                return _case_key(case) in failed
-        if stopped:
-            # The child timed out or died: no more calls. Every example now
-            # "fails", so Hypothesis ends at once (raising out of find would
-            # make it replay the case and call the results inconsistent).
-            return True
-        session.new_case()
-        try:
-            prop.verify(session, case)
-        except Discard:
-            return False
-        except (CallTimeout, ChildDied, ProtocolViolation) as exc:
-            stopped.append(_Stopped(exc, list(session.trace)))
-            return True
-        except (PropertyFailed, SubmissionError):
-            spoiled = _set_aside(session, prop, suspects)
-            if spoiled is None:
-                shrinking[0] = max(shrinking[0], 1)
-                failed.add(_case_key(case))
-                return True
-            tally.spoiled.append(spoiled)
-            return False
-        tally.passed += 1
-        return False
-
-    try:
-        smallest = find(prop.strategy, fails, settings=hypothesis_settings(prop.examples))
-    except (NoSuchExample, Unsatisfiable):
-        return _verdict_without_failure(prop, tally)
-    except Flaky:
-        return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
-                        "(does the function keep state between calls, or use randomness?)"), "", None
-    if stopped:
-        stop = stopped[0]
-        kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
-        return kind, str(stop.error), snippet(stop.trace[-1:]), None
-    session.new_case()
-    try:
-        prop.verify(session, smallest)
-    except (PropertyFailed, SubmissionError) as exc:
-        called = session.trace[-1][0] if session.trace else ""
-        return FAILED, str(exc), snippet(session.trace[-3:]), cause_of(exc, called)
-    except Discard:
-        pass
-    return FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None
-
-
-def _verdict_without_failure(prop: Property, tally: _Tally) -> tuple[str, str, str, Cause | None]:
-    """No counted case failed: the property holds, unless its cases were mostly set aside."""
-    if not tally.spoiled or tally.passed > len(tally.spoiled):
-        return PASSED, "", "", None
-    first = tally.spoiled[0]
-    return (SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside: "
-            f"{first.message()}", snippet([(first.helper, first.args)]), wrong_helper(first.helper))
 
 
 def status_of(report_results: list[TestResult], import_failure: SubmissionError | None) -> str:
@@ -352,7 +116,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     allow it; errors.SandboxFault when the sandbox cannot start.
     """
     selected = chosen(options.only)  # a wrong name is refused before anything runs
-    _draw_without_local_constants()
+    draw_without_local_constants()
     points = options.points or rubric.default_points()
     hidden = oracle.available() if options.hidden is None else options.hidden
     probe = check_isolation(options, hidden)

@@ -100,6 +100,10 @@ def page(student: str, results: Results, source: str = "", gif: bytes | None = N
     if gif and results.animation is not None:
         body.append(animation_section(results.animation, gif))
     body += ["<h2>What failed, and why</h2>", failures(results)]
+    if results.efficiency is not None:
+        from grader.reports import efficiency_view
+
+        body.append(efficiency_view.section(results.efficiency))
     passed = [t for t in results.tests if t.passed]
     if passed:
         items = "".join(f"<li><code>{escape(t.id)}</code>: {escape(t.message or t.description)}</li>"

@@ -76,6 +76,8 @@ def as_gradescope(results: Results) -> dict:
         extra |= {"sha256": p.sha256, "fingerprint": p.fingerprint, "student": p.student}
     if results.animation is not None:
         extra["animation"] = dataclasses.asdict(results.animation)
+    if results.efficiency is not None:
+        extra |= {"efficiency": results.efficiency.to_json(), "bonus": results.bonus}  # beside the score, never in
     return {
         "score": results.score,
         "max_score": results.max_score,
@@ -97,8 +99,11 @@ def write_json(results: Results, path: str | Path) -> None:
     path.write_text(dumps(results))
 
 
-def for_gradescope_run(results: Results, hidden_visibility: str) -> dict:
-    """results.json inside Gradescope: the student's view on top; a hidden test's details shown per the bundle."""
+def for_gradescope_run(results: Results, hidden_visibility: str, bonus_in_score: bool = False) -> dict:
+    """results.json inside Gradescope: the student's view on top; a hidden test's details shown per the bundle.
+
+    bonus_in_score: add the efficiency bonus to Gradescope's score (the rubric's [bonus] in_gradescope_score);
+    otherwise it is only reported in extra_data."""
     tests = []
     for t in results.tests:
         if t.hidden:
@@ -106,7 +111,7 @@ def for_gradescope_run(results: Results, hidden_visibility: str) -> dict:
         else:
             tests.append(_test(t, "" if t.passed else public_failure(t), "visible"))
     return {
-        "score": results.score,
+        "score": results.score + (results.bonus if bonus_in_score else 0.0),
         "max_score": results.max_score,
         "execution_time": results.seconds,
         "output": summary_text(student_view(results, spec.FILE_NAME)),
@@ -115,7 +120,7 @@ def for_gradescope_run(results: Results, hidden_visibility: str) -> dict:
         "tests": tests,
         "extra_data": {"status": results.status, "hidden_tests_run": results.hidden_run, "items": _items(results),
                        "protections": list(results.protections), "weaknesses": list(results.weaknesses),
-                       "printed": results.printed},
+                       "printed": results.printed, "bonus": results.bonus},
     }
 
 

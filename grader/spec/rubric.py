@@ -13,6 +13,7 @@ points equally.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader import spec
@@ -59,6 +60,42 @@ def load(path: str | Path | None) -> dict[str, float]:
     if sum(points.values()) <= 0:
         raise RubricError(f"rubric {path}: the points add up to 0; give some function points")
     return points
+
+
+@dataclass(frozen=True)
+class BonusRule:
+    """The rubric's [bonus] table: ``points`` beside the score when the fitted exponent of the cost per event is
+    below ``exponent_below`` and the answers at the largest N are right (grader.grading.efficiency)."""
+
+    exponent_below: float = 1.5
+    points: float = 5.0
+    #: Gradescope's score includes the bonus only when this is true.
+    in_gradescope_score: bool = False
+
+
+def load_bonus(path: str | Path | None) -> BonusRule | None:
+    """The [bonus] table of the rubric at ``path``, if it has one (None: no bonus, the default)."""
+    if path is None:
+        return None
+    try:
+        table = tomllib.loads(Path(path).read_text()).get("bonus")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None  # load() reports an unreadable rubric, naming the cause
+    if table is None:
+        return None
+    if not isinstance(table, dict) or set(table) - {"exponent_below", "points", "in_gradescope_score"}:
+        raise RubricError(f"rubric {path}: [bonus] takes exponent_below, points and in_gradescope_score, e.g.\n"
+                          "[bonus]\nexponent_below = 1.5\npoints = 5")
+    rule = BonusRule()
+    for name in ("exponent_below", "points"):
+        value = table.get(name, getattr(rule, name))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise RubricError(f"rubric {path}: [bonus] {name} must be a number >= 0; got {value!r}")
+    gradescope = table.get("in_gradescope_score", False)
+    if not isinstance(gradescope, bool):
+        raise RubricError(f"rubric {path}: [bonus] in_gradescope_score must be true or false; got {gradescope!r}")
+    return BonusRule(float(table.get("exponent_below", rule.exponent_below)), float(table.get("points", rule.points)),
+                     gradescope)
 
 
 #: When students see the hidden tests' results on Gradescope (its visibility values).

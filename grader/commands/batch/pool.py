@@ -47,6 +47,7 @@ from grader.properties import oracle
 from grader.reports import gradescope_json
 from grader.spec import paths
 from grader.spec.limits import SUBMISSION_SECONDS, Limits
+from grader.spec.rubric import BonusRule
 
 MARKER = ".granular-grader-batch"
 STUDENTS = "students"
@@ -73,6 +74,9 @@ class Options:
     submission_seconds: float = SUBMISSION_SECONDS
     #: Put an animation of the first failing scenario into feedback pages.
     animations: bool = True
+    #: Time every submission after its tests (--efficiency); the rubric's [bonus] rule (on whenever it is given).
+    efficiency: bool = False
+    bonus: BonusRule | None = None
 
 
 def fingerprint(options: Options) -> str:
@@ -86,6 +90,7 @@ def fingerprint(options: Options) -> str:
                 content = hashlib.sha256(source.read_bytes()).digest()
                 digest.update(len(relative).to_bytes(4, "big") + relative + content)
     digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations,
+                              options.efficiency, None if options.bonus is None else asdict(options.bonus),
                               options.hidden, options.allow_weak_isolation], sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -318,7 +323,8 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
         while pending or running:
             while pending and len(running) < options.jobs:
                 submission, note = pending.pop(0)
-                running.append((staging.start(submission, grade_options, options.animations, print_), note))
+                running.append((staging.start(submission, grade_options, options.animations, print_,
+                                              options.efficiency, options.bonus), note))
             time.sleep(0.05)
             _collect_finished(running, folder, key, options, print_, outcomes, progress)
             if progress.tty:

@@ -73,6 +73,13 @@ def page(outcomes: list[Outcome], skipped: Sequence[Skipped] = (), students: str
                if scores else "") + "</p>"]
     if scores:
         body += ["<h2>Score distribution</h2>", distribution_svg(scores, maximum)]
+    exponents = [r.efficiency.exponent for _, r in graded if r.efficiency is not None and r.efficiency.exponent
+                 is not None]
+    if exponents:
+        from grader.reports import efficiency_view
+
+        body += [f"<h2>Efficiency: exponent of the cost per event ({len(exponents)} measured)</h2>",
+                 efficiency_view.histogram_svg(exponents)]
     problems = [o for o in outcomes if o.status != "graded" or o.note]
     body.append("<h2>Timeouts, crashes and other problems</h2>")
     body.append(_table(["student", "status", "note"],

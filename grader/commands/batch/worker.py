@@ -47,6 +47,7 @@ from grader.grading.runner import GradeOptions
 from grader.sandbox import isolation
 from grader.spec import paths
 from grader.spec.limits import TEXT_CAP, Limits
+from grader.spec.rubric import BonusRule
 
 PACKAGE_ROOT = paths.PACKAGE_ROOT
 _STAGING_PREFIX = "granular-batch-"
@@ -86,18 +87,23 @@ class WorkerRequest:
     fingerprint: str
     #: The batch's pid: the worker stops if it is not its parent (the batch died before it started).
     parent: int
+    #: Time the submission after its tests (batch --efficiency, or a rubric with [bonus]); the bonus rule, if any.
+    efficiency: bool = False
+    bonus: BonusRule | None = None
 
     def to_json(self) -> str:
         return json.dumps({"student": self.student, "source": str(self.source), "reply": str(self.reply),
                            "options": options_to_json(self.options), "animations": self.animations,
-                           "fingerprint": self.fingerprint, "parent": self.parent})
+                           "fingerprint": self.fingerprint, "parent": self.parent, "efficiency": self.efficiency,
+                           "bonus": None if self.bonus is None else dataclasses.asdict(self.bonus)})
 
     @classmethod
     def from_json(cls, text: str) -> WorkerRequest:
         data = json.loads(text)
         return cls(str(data["student"]), Path(data["source"]), Path(data["reply"]),
                    options_from_json(data["options"]), bool(data["animations"]), str(data["fingerprint"]),
-                   int(data["parent"]))
+                   int(data["parent"]), bool(data.get("efficiency", False)),
+                   None if data.get("bonus") is None else BonusRule(**data["bonus"]))
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,10 @@ def grade(request: WorkerRequest) -> WorkerReply:
     source = request.source.read_bytes()
     results = Results.from_report(graded).with_provenance(
         Provenance(request.student, hashlib.sha256(source).hexdigest(), request.fingerprint))
+    if request.efficiency or request.bonus is not None:
+        from grader.grading import efficiency
+
+        results = efficiency.assess(request.source, results, options.limits, options.hide, request.bonus)
     gif = None
     if request.animations and not graded.all_passed and not graded.import_error:
         # The grading's call limit, as check uses it: a function that hung in the tests must not hang here long.
@@ -235,7 +245,8 @@ class Staging:
         self.tmp.mkdir(mode=0o711)
         self.count = 0
 
-    def start(self, submission: Submission, options: GradeOptions, animations: bool, print_: str) -> Job:
+    def start(self, submission: Submission, options: GradeOptions, animations: bool, print_: str,
+              efficiency: bool = False, bonus: BonusRule | None = None) -> Job:
         self.count += 1
         folder, tmp = self.jobs / str(self.count), self.tmp / str(self.count)
         folder.mkdir(mode=0o700)
@@ -243,7 +254,7 @@ class Staging:
         source = folder / spec.FILE_NAME
         source.write_bytes(submission.source or b"")
         request = WorkerRequest(submission.student, source, folder / "reply.json", options, animations, print_,
-                                os.getpid())
+                                os.getpid(), efficiency, bonus)
         env = dict(os.environ, TMPDIR=str(tmp),
                    PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]))
         with open(folder / "worker.log", "wb") as log:

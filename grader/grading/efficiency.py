@@ -1,0 +1,219 @@
+"""How the cost of the submission grows with N: measured after the tests, rewarded by the rubric's [bonus].
+
+The submission's ``minimum_contact_time`` and ``update`` are timed in a sandbox
+of their own on standard gases (:func:`grader.spec.scenarios.random_gas`, fixed
+seed and packing) of growing N. ``update`` is given a dt that holds exactly
+``EVENTS`` contacts (found by the reference in the grader's process), so its
+CPU divided by the searches it must make is the cost per event. The exponent
+is the slope of log(cost) against log(N) (least squares).
+
+CPU time, not wall: it is what the sandbox measures (from /proc, in clock
+ticks), so a busy machine changes the figures little. A tick is 10 ms, so
+calls are repeated until they add up to ``MIN_CPU`` and the sum is divided
+(the per-call ticks telescope to the total). N stops growing when a call
+times out, fails, or the measurement passes ``limits.EFFICIENCY_SECONDS``:
+"not measured beyond N", never a crash. Only the submission's own inputs
+reach its process; the reference's answers are compared here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from grader import spec
+from grader.grading.results import Efficiency, Results
+from grader.properties import oracle
+from grader.sandbox.client import Sandbox, SubmissionError
+from grader.spec import limits as declared
+from grader.spec import tolerances
+from grader.spec.limits import Limits
+from grader.spec.rubric import BonusRule
+from grader.spec.scenarios import Scenario, random_gas
+
+#: The gases measured, smallest first; their seed and packing.
+SIZES: tuple[int, ...] = (25, 50, 100, 200, 400)
+SEED, PACKING = 14, 0.15
+#: Contacts inside the dt given to each timed update.
+EVENTS = 8
+#: Calls of one kind at one N are repeated until their CPU adds up to this (or MAX_CALLS).
+MIN_CPU, MAX_CALLS = 0.05, 40
+#: The reference's timings (process_time, nanoseconds) need no long sums.
+REFERENCE_REPEATS = 3
+#: The functions measured: both must have passed all their tests.
+MEASURED = ("minimum_contact_time", "update")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One timed gas: its scenario, a dt holding exactly ``EVENTS`` contacts, the reference's answers."""
+
+    gas: Scenario
+    dt: float
+    search: tuple[float, np.ndarray]  # the reference's minimum_contact_time from rest (no previous contact)
+    after: tuple[np.ndarray, np.ndarray, np.ndarray]  # the reference's x, v, indexOld after update(dt)
+
+
+def fit_exponent(sizes: tuple[int, ...] | list[int], seconds: tuple[float, ...] | list[float]) -> float | None:
+    """The slope of log(seconds) against log(sizes), least squares; None with fewer than two points."""
+    pairs = [(n, s) for n, s in zip(sizes, seconds) if n > 0 and s > 0]
+    if len({n for n, _ in pairs}) < 2:
+        return None
+    logn = np.log([n for n, _ in pairs])
+    logs = np.log([s for _, s in pairs])
+    return float(np.polyfit(logn, logs, 1)[0])
+
+
+def workload(n: int) -> Workload:
+    """The gas of n grains, and the dt halfway between its EVENTS-th and next contact (reference, grader side)."""
+    ref = oracle.reference()
+    gas = random_gas(n=n, seed=SEED, packing=PACKING)
+    x, v, last, t, times = gas.x.copy(), gas.v.copy(), np.array(spec.NO_PREVIOUS_CONTACT), 0.0, []
+    for _ in range(EVENTS + 1):
+        tc, index = ref.minimum_contact_time(x, v, gas.R, gas.w, last)
+        t += tc
+        times.append(t)
+        x += v * tc
+        i, j = int(index[0]), int(index[1])
+        if j < 0:
+            v[i] += ref.contact_solve_wall(gas.w[spec.wall_number(j)], x[i], v[i], gas.r)
+        else:
+            dv1, dv2 = ref.contact_solve_grains(x[i], x[j], v[i], v[j], gas.m[i], gas.m[j], gas.r)
+            v[i] += dv1
+            v[j] += dv2
+        last = np.array(index)
+    dt = 0.5 * (times[EVENTS - 1] + times[EVENTS])
+    search = ref.minimum_contact_time(gas.x, gas.v, gas.R, gas.w, gas.fresh_index())
+    x, v, old = gas.x.copy(), gas.v.copy(), gas.fresh_index()
+    ref.update(x, v, gas.R, gas.m, gas.w, old, gas.r, dt, 0.0)
+    return Workload(gas, dt, (float(search[0]), np.asarray(search[1])), (x, v, old))
+
+
+def search_args(load: Workload) -> tuple:
+    g = load.gas
+    return g.x, g.v, g.R, g.w, g.fresh_index()
+
+
+def update_args(load: Workload) -> tuple:
+    g = load.gas
+    return g.x, g.v, g.R, g.m, g.w, g.fresh_index(), g.r, load.dt, 0.0
+
+
+def reference_seconds(load: Workload) -> float:
+    """The reference's CPU per event of update on this workload (grader's process, process_time)."""
+    ref = oracle.reference()
+    best = math.inf
+    for _ in range(REFERENCE_REPEATS + 1):  # the first run warms caches (and a JIT, if any) up: not counted
+        x, v, old = load.gas.x.copy(), load.gas.v.copy(), load.gas.fresh_index()
+        started = time.process_time()
+        ref.update(x, v, load.gas.R, load.gas.m, load.gas.w, old, load.gas.r, load.dt, 0.0)
+        best = min(best, time.process_time() - started) if _ else math.inf
+    return best / (EVENTS + 1)
+
+
+class _Stop(Exception):
+    """The measurement ends here; the message says why."""
+
+
+def _timed(sandbox: Sandbox, name: str, args: tuple, spent: list[float]) -> tuple[float, object]:
+    """CPU per call of ``name(*args)`` (calls repeated up to MIN_CPU) and the last call's Returned."""
+    total, calls, returned = 0.0, 0, None
+    while calls < MAX_CALLS and (calls == 0 or total < MIN_CPU):
+        try:
+            returned = sandbox.call(name, *args, record=0)  # recording helper calls would be timed too
+        except SubmissionError as exc:
+            raise _Stop(f"{name} stopped ({str(exc)[:120]})") from None
+        total, calls = total + returned.cpu_seconds, calls + 1
+        spent[0] += returned.cpu_seconds
+        if spent[0] > declared.EFFICIENCY_SECONDS:
+            raise _Stop(f"the measurement passed its {declared.EFFICIENCY_SECONDS:g} s of CPU")
+    # A sum below one tick reads 0: count it as half a tick (the exponent needs a positive cost).
+    return max(total, 0.5 / _ticks_per_second()) / calls, returned
+
+
+def _ticks_per_second() -> int:
+    return os.sysconf("SC_CLK_TCK")
+
+
+def _right(load: Workload, search: object, update: object) -> bool:
+    """The submission's answers at this N equal the reference's (the state tolerance, relative to the box)."""
+    try:
+        tc, index = search.value.items  # type: ignore[attr-defined]
+        if not tolerances.close(tc.array, load.search[0], abs(load.search[0]) + 1.0, tolerances.TIME_RTOL):
+            return False
+        if sorted(index.array.astype(int).tolist()) != sorted(load.search[1].astype(int).tolist()):
+            return False
+        x, v, old = (update.args_after[k].array for k in (0, 1, 5))  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, TypeError, IndexError):
+        return False
+    rx, rv, rold = load.after
+    speed = float(np.max(np.abs(rv))) + 1.0
+    return (tolerances.close(x, rx, 1.0, tolerances.STATE_RTOL) and tolerances.close(v, rv, speed,
+                                                                                    tolerances.STATE_RTOL)
+            and sorted(np.asarray(old).astype(int).tolist()) == sorted(np.asarray(rold).astype(int).tolist()))
+
+
+def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] = (),
+            sizes: tuple[int, ...] = SIZES) -> Efficiency:
+    """Time the submission at ``path`` on gases of the given sizes; an Efficiency (note says what was not done)."""
+    if not oracle.available():
+        return Efficiency(note="not measured: the reference solution is not installed")
+    box = replace(limits, call_seconds=min(limits.call_seconds, declared.EFFICIENCY_CALL_SECONDS),
+                  function_seconds=declared.EFFICIENCY_SECONDS)
+    done: list[int] = []
+    event, search, reference = [], [], []
+    right, note, spent = False, "", [0.0]
+    with Sandbox(path, box, hide) as sandbox:
+        if sandbox.import_failure is not None:
+            return Efficiency(note="not measured: granularGas.py could not be imported")
+        for n in sizes:
+            load = workload(n)
+            try:
+                per_search, searched = _timed(sandbox, "minimum_contact_time", search_args(load), spent)
+                per_update, updated = _timed(sandbox, "update", update_args(load), spent)
+            except _Stop as stop:
+                note = f"not measured beyond N = {done[-1]}: {stop}" if done else f"not measured: {stop}"
+                break
+            done.append(n)
+            search.append(per_search)
+            event.append(per_update / (EVENTS + 1))
+            reference.append(reference_seconds(load))
+            right = _right(load, searched, updated)
+    ns = tuple(done)
+    return Efficiency(ns, tuple(event), tuple(search), tuple(reference), fit_exponent(ns, event),
+                      fit_exponent(ns, search), fit_exponent(ns, reference), right, note)
+
+
+def with_bonus(efficiency: Efficiency, rule: BonusRule | None) -> Efficiency:
+    """The efficiency with the bonus it earns under ``rule`` (0 without a rule, a measure, or right answers)."""
+    if rule is None:
+        return replace(efficiency, bonus=0.0, bonus_max=0.0)
+    earned = (efficiency.exponent is not None and efficiency.right_at_largest
+              and efficiency.exponent < rule.exponent_below)
+    return replace(efficiency, bonus=rule.points if earned else 0.0, bonus_max=rule.points)
+
+
+def eligible(results: Results) -> str:
+    """Why the efficiency is not measured for these results ("" when it is): the measured functions must pass."""
+    for name in MEASURED:
+        item = results.item(name)
+        if item.max_score <= 0 or item.score < item.max_score:
+            return f"not measured: {name} did not pass all its tests"
+    return ""
+
+
+def assess(path: str | Path, results: Results, limits: Limits = Limits(), hide: tuple[Path, ...] = (),
+           rule: BonusRule | None = None) -> Results:
+    """The results with their efficiency (and bonus): measured only when the measured functions passed."""
+    why = eligible(results)
+    efficiency = Efficiency(note=why) if why else measure(path, limits, hide)
+    return results.with_efficiency(with_bonus(efficiency, rule))
+
+
+__all__ = ["SIZES", "EVENTS", "BonusRule", "Workload", "fit_exponent", "workload", "measure", "with_bonus",
+           "eligible", "assess"]

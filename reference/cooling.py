@@ -1,0 +1,300 @@
+"""A freely cooling granular gas of hard disks: Haff's law, then clustering (``python -m reference.cooling``).
+
+N disks of diameter sigma = 1 and mass m = 1 (restitution r = 0.9, area fraction phi = 0.1) in a square box with
+elastic walls (the engine has no periodic box; the walls are elastic, so only grain-grain collisions lose energy),
+simulated by :mod:`reference.engine`. Start: random sequential placement without overlaps, Maxwellian velocities,
+then an elastic run of THERMALISE collisions per grain (so that the pair correlation is the equilibrium one the
+prediction assumes), velocities rescaled to T0 = 1. Temperature T = E / N (2-D: E/N = <m v^2 / 2> = T).
+
+Energy lost per collision. Two equal disks with relative velocity g along the unit normal n lose
+(m/4)(1 - r^2)(g.n)^2. Collisions happen at a rate proportional to |g.n|, so for a Maxwellian (each component of g
+of variance 2T/m) the mean over collisions of (g.n)^2 is the ratio of the integrals of u^3 and u of exp(-u^2 m/4T),
+4T/m: each collision costs (1 - r^2) T on average. With C collisions in all and c = 2C/N collisions per grain (each
+collision involves two grains), dE = -(1 - r^2)(E/N) dC, hence
+
+    E(c) = E0 exp(-(1 - r^2) c / 2).
+
+Haff's law. Enskog's collision frequency of a 2-D gas of disks (number density n, contact value of the pair
+correlation g2(phi) = (1 - 7 phi/16)/(1 - phi)^2): each grain sweeps the length 2 sigma |g| per unit time, and
+<|g|> = sqrt(pi T/m), so omega = dc/dt = 2 n sigma g2 sqrt(pi T/m). Then dT/dt = -(1 - r^2) omega T / 2 with
+omega = omega0 sqrt(T/T0) integrates to
+
+    T(t) = T0 / (1 + t/tau)^2,    tau = 4 / ((1 - r^2) omega0),
+
+fit-free from T0 and the density (the Sonine correction to the cooling rate is below 1 % at r = 0.9).
+Both laws hold while the gas stays homogeneous, up to HOMOGENEOUS_C collisions per grain here (tested within
+HAFF_TOLERANCE over an ensemble in tests/test_cooling.py). Later, density and shear modes grow into clusters and
+the decay slows to E ~ 1/t (Nie, Ben-Naim and Chen, Europhys. Lett. 2002, 2-D freely cooling gases): the run
+reports where E(t) leaves Haff's law by more than HAFF_TOLERANCE and the local exponent -d ln E / d ln t late on.
+
+    python -m reference.cooling [--grains N] [--seed S] [--collisions-per-grain C] [--json]
+                                [--plots DIR [--format png|svg|pdf]]
+
+The figures are drawn by reference/cooling_plots.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reference import engine
+
+GRAINS, RESTITUTION, AREA_FRACTION = 10_000, 0.9, 0.1
+DIAMETER, MASS, T0 = 1.0, 1.0, 1.0
+#: Default length of a run, in collisions per grain.
+COLLISIONS_PER_GRAIN = 400.0
+#: Elastic collisions per grain before cooling starts (equilibrium pair correlation and velocities).
+THERMALISE = 4.0
+#: The homogeneous regime checked against Haff's law: the first HOMOGENEOUS_C collisions per grain.
+HOMOGENEOUS_C = 10.0
+#: Largest relative deviation of E from Haff's law (in time and in collisions) allowed there, for the ensemble
+#: mean of tests/test_cooling.py (and reported for a single run).
+HAFF_TOLERANCE = 0.05
+#: Collisions per grain between samples: at least MIN_STEP, else STEP_FRACTION of those so far (log-like spacing).
+MIN_STEP, STEP_FRACTION = 0.25, 0.03
+
+
+class CoolingError(ValueError):
+    """An argument outside the scenario's range; the message names it."""
+
+
+@dataclass(frozen=True)
+class Gas:
+    """Disks in a square box [0, side]^2 with elastic walls."""
+
+    x: np.ndarray
+    v: np.ndarray
+    R: np.ndarray
+    m: np.ndarray
+    w: np.ndarray
+    side: float
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Kinetic energy per grain E/N (= temperature) at times t, after c collisions per grain (grain-grain only)."""
+
+    t: np.ndarray
+    c: np.ndarray
+    energy: np.ndarray
+    collapsed: bool  # stopped early: contacts piled up (inelastic collapse in a cluster)
+
+
+def pair_correlation(phi: float) -> float:
+    """Contact value of the pair correlation of hard disks (Henderson): (1 - 7 phi/16) / (1 - phi)^2."""
+    return (1.0 - 7.0 * phi / 16.0) / (1.0 - phi) ** 2
+
+
+def collision_frequency(density: float, phi: float, T: float, sigma: float = DIAMETER, m: float = MASS) -> float:
+    """Enskog collision frequency per grain of 2-D disks: 2 n sigma g2(phi) sqrt(pi T / m)."""
+    return 2.0 * density * sigma * pair_correlation(phi) * math.sqrt(math.pi * T / m)
+
+
+def haff_time(r: float, omega0: float) -> float:
+    """Haff's time tau = 4 / ((1 - r^2) omega0)."""
+    return 4.0 / ((1.0 - r * r) * omega0)
+
+
+def haff_energy(t: np.ndarray, e0: float, tau: float) -> np.ndarray:
+    """Haff's law E(t) = E0 / (1 + t/tau)^2."""
+    return e0 / (1.0 + np.asarray(t) / tau) ** 2
+
+
+def energy_by_collisions(c: np.ndarray, e0: float, r: float) -> np.ndarray:
+    """E(c) = E0 exp(-(1 - r^2) c / 2), c collisions per grain."""
+    return e0 * np.exp(-(1.0 - r * r) * np.asarray(c) / 2.0)
+
+
+def box_walls(side: float) -> np.ndarray:
+    """The four walls of [0, side]^2, shape (4, 2, 2)."""
+    corners = [(0.0, 0.0), (side, 0.0), (side, side), (0.0, side)]
+    return np.array([[corners[k], corners[(k + 1) % 4]] for k in range(4)])
+
+
+def place(n: int, side: float, radius: float, rng: np.random.Generator) -> np.ndarray:
+    """n disk centres in [radius, side - radius]^2 without overlaps (random sequential addition, cell hashed)."""
+    cell = 2.0 * radius
+    cells: dict[tuple[int, int], list[int]] = {}
+    x = np.empty((n, 2))
+    placed, tries = 0, 0
+    while placed < n:
+        tries += 1
+        if tries > 1000 * n:
+            raise CoolingError(f"cannot place {n} disks without overlaps; lower the area fraction")
+        p = rng.uniform(radius, side - radius, 2)
+        i, j = int(p[0] // cell), int(p[1] // cell)
+        near = [k for a in (i - 1, i, i + 1) for b in (j - 1, j, j + 1) for k in cells.get((a, b), ())]
+        if near and np.min(np.hypot(*(x[near] - p).T)) < 2.0 * radius:
+            continue
+        x[placed] = p
+        cells.setdefault((i, j), []).append(placed)
+        placed += 1
+    return x
+
+
+def initial_gas(n: int, seed: int, phi: float = AREA_FRACTION) -> Gas:
+    """Random non-overlapping disks, thermalised elastically, velocities rescaled to temperature T0."""
+    radius = DIAMETER / 2.0
+    side = math.sqrt(n * math.pi * radius**2 / phi)
+    rng = np.random.default_rng(seed)
+    x = place(n, side, radius, rng)
+    v = rng.normal(0.0, math.sqrt(T0 / MASS), (n, 2))
+    R, m, w = np.full(n, radius), np.full(n, MASS), box_walls(side)
+    omega = collision_frequency(n / side**2, phi, T0)
+    warm = engine.advance(x, v, R, m, w, (-1, -1), 1.0, THERMALISE / omega, max_contacts=1 << 40)
+    v = warm.v * math.sqrt(T0 / temperature(warm.v, m))
+    return Gas(warm.x, v, R, m, w, side)
+
+
+def temperature(v: np.ndarray, m: np.ndarray) -> float:
+    """Kinetic energy per grain, E/N = T in 2-D."""
+    return float(0.5 * np.sum(m * np.sum(v * v, axis=1)) / len(v))
+
+
+def cool(gas: Gas, r: float, collisions_per_grain: float) -> tuple[Trace, Gas]:
+    """Run the gas with restitution r until ``collisions_per_grain`` grain-grain collisions per grain.
+
+    Steps aim at MIN_STEP or STEP_FRACTION more collisions per grain each (dt from the last step's rate); a step
+    whose contacts pile up (InelasticCollapseError) is retried with a quarter of dt, and the run stops (collapsed)
+    if that keeps failing. Returns the trace and the gas at its end.
+    """
+    n = len(gas.x)
+    x, v, last = gas.x, gas.v, (-1, -1)
+    rate = collision_frequency(n / gas.side**2, math.pi * n / (4 * gas.side**2), temperature(v, gas.m))
+    t, c, times, counts, energies = 0.0, 0.0, [0.0], [0.0], [temperature(v, gas.m)]
+    collapsed, cap = False, int(50 * n * max(MIN_STEP, 1.0))
+    while c < collisions_per_grain and not collapsed:
+        step = min(max(MIN_STEP, STEP_FRACTION * c), collisions_per_grain - c)
+        dt = step / rate
+        for _ in range(4):
+            try:
+                run = engine.advance(x, v, gas.R, gas.m, gas.w, last, r, dt, t, max_contacts=cap, wall_restitution=1.0)
+                break
+            except engine.InelasticCollapseError:
+                dt /= 4.0
+        else:
+            collapsed = True
+            break
+        x, v, last = run.x, run.v, run.last
+        t += dt
+        c += 2.0 * run.grain_contacts / n
+        # The next step's dt from this step's collision rate (halved guess if nothing collided).
+        rate = 2.0 * run.grain_contacts / n / dt if run.grain_contacts else rate / 2.0
+        times.append(t)
+        counts.append(c)
+        energies.append(temperature(v, gas.m))
+    trace = Trace(np.array(times), np.array(counts), np.array(energies), collapsed)
+    return trace, Gas(x, v, gas.R, gas.m, gas.w, gas.side)
+
+
+def predictions(gas: Gas, r: float) -> tuple[float, float, float]:
+    """(E0, omega0, tau): the fit-free inputs of Haff's law for this gas."""
+    n = len(gas.x)
+    density = n / gas.side**2
+    phi = density * math.pi * DIAMETER**2 / 4.0
+    e0 = temperature(gas.v, gas.m)
+    omega0 = collision_frequency(density, phi, e0)
+    return e0, omega0, haff_time(r, omega0)
+
+
+def analyse(trace: Trace, e0: float, tau: float, r: float) -> dict[str, Any]:
+    """Deviations from the two laws in the homogeneous regime, the crossover and the late decay exponent."""
+    haff_t = haff_energy(trace.t, e0, tau)
+    haff_c = energy_by_collisions(trace.c, e0, r)
+    dev_t, dev_c = trace.energy / haff_t - 1.0, trace.energy / haff_c - 1.0
+    homogeneous = trace.c <= HOMOGENEOUS_C
+    away = np.nonzero(np.abs(dev_t) > HAFF_TOLERANCE)[0]
+    first = int(away[0]) if len(away) else None
+    late = trace.t >= trace.t[-1] / 4.0  # the last two octaves of time
+    exponent = None
+    if np.count_nonzero(late) >= 3 and trace.t[-1] > 8 * tau:
+        slope = np.polyfit(np.log(trace.t[late]), np.log(trace.energy[late]), 1)[0]
+        exponent = float(-slope)
+    return {
+        "max_deviation_time": float(np.max(np.abs(dev_t[homogeneous]))),
+        "max_deviation_collisions": float(np.max(np.abs(dev_c[homogeneous]))),
+        "crossover": None if first is None else {"t": float(trace.t[first]), "t_over_tau": float(trace.t[first] / tau),
+                                                 "collisions_per_grain": float(trace.c[first]),
+                                                 "energy_ratio_to_haff": float(trace.energy[first] / haff_t[first])},
+        "late_exponent": exponent,
+    }
+
+
+def results(grains: int = GRAINS, seed: int = 0, collisions_per_grain: float = COLLISIONS_PER_GRAIN,
+            r: float = RESTITUTION) -> tuple[dict[str, Any], Gas, Trace, Gas]:
+    """The numbers printed by ``--json``, with the initial gas, the trace and the final gas (for figures)."""
+    gas = initial_gas(grains, seed)
+    e0, omega0, tau = predictions(gas, r)
+    trace, final = cool(gas, r, collisions_per_grain)
+    data = {
+        "grains": grains, "seed": seed, "restitution": r, "area_fraction": AREA_FRACTION,
+        "box": "square, elastic walls", "side": gas.side, "T0": e0, "omega0": omega0, "tau": tau,
+        "homogeneous_collisions_per_grain": HOMOGENEOUS_C, "tolerance": HAFF_TOLERANCE,
+        "collapsed": trace.collapsed, **analyse(trace, e0, tau, r),
+        "trace": {"t": trace.t.tolist(), "collisions_per_grain": trace.c.tolist(), "energy": trace.energy.tolist()},
+    }
+    return data, gas, trace, final
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reference.cooling", description="A freely cooling granular gas")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--plots", metavar="DIR", help="write the figures into DIR")
+    parser.add_argument("--format", default="png", help="figure format: png (default), svg or pdf")
+    parser.add_argument("--grains", type=int, default=GRAINS, help=f"number of disks (default {GRAINS})")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the start (default 0)")
+    parser.add_argument("--collisions-per-grain", type=float, default=COLLISIONS_PER_GRAIN,
+                        help=f"length of the run (default {COLLISIONS_PER_GRAIN:g})")
+    args = parser.parse_args(argv)
+    try:
+        check_arguments(args.grains, args.collisions_per_grain)
+        plots = _plotting(args.plots, args.format)
+        data, gas, trace, final = results(args.grains, args.seed, args.collisions_per_grain)
+        if plots is not None:
+            for path in plots.write_plots(Path(args.plots), data, final, args.format):
+                print(f"wrote {path}", file=sys.stderr)
+        if args.json or not args.plots:
+            print(json.dumps(data))
+        return 0
+    except CoolingError as exc:
+        print(f"reference.cooling: {exc}", file=sys.stderr)
+        return 2
+
+
+def check_arguments(grains: int, collisions_per_grain: float) -> None:
+    """CoolingError naming the argument if it is outside the scenario's range."""
+    if grains < 2:
+        raise CoolingError(f"--grains {grains}: give at least 2 disks")
+    if not 0 < collisions_per_grain < 1e6:
+        raise CoolingError(f"--collisions-per-grain {collisions_per_grain:g}: give a number between 0 and 1e6")
+
+
+def _plotting(folder: str | None, fmt: str) -> Any:
+    """The plotting module if figures were asked for, after checking --format (before any work)."""
+    if folder is None:
+        if fmt != "png":
+            raise CoolingError(f"--format {fmt} goes with --plots DIR")
+        return None
+    try:
+        from reference import cooling_plots, figures
+    except ImportError as exc:
+        raise CoolingError(f"--plots cannot load the plotting code ({exc}); it needs matplotlib: "
+                           "pip install matplotlib") from None
+    figures.check_format(fmt, CoolingError)
+    return cooling_plots
+
+
+if __name__ == "__main__":
+    # Run the imported module's main, not this __main__ copy: the plotting module raises
+    # reference.cooling's error class, which this copy's except clause would not know.
+    from reference.cooling import main as imported_main
+
+    sys.exit(imported_main())

@@ -1,0 +1,143 @@
+"""The efficiency measure (grader.grading.efficiency): the fit, the sandboxed timing, its limits, the bonus, JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import spec
+from grader.grading import efficiency
+from grader.grading.results import Efficiency, ItemScore, Results
+from grader.properties import oracle
+from grader.reports import efficiency_view
+from grader.spec import limits as declared
+from grader.spec import rubric
+
+SUBMISSIONS = Path(__file__).parent / "submissions"
+needs_reference = pytest.mark.skipif(not oracle.available(), reason="the reference solution is not installed")
+
+
+def results(update_score: float = 20.0) -> Results:
+    items = tuple(ItemScore(name, float(spec.item_points(name)), float(spec.item_points(name)))
+                  for name in spec.ITEM_NAMES)
+    items = tuple(dataclasses.replace(i, score=update_score) if i.item == "update" else i for i in items)
+    return Results("granularGas.py", 100.0, 100.0, items, "graded", None, True, ("namespaces",), (), False, "",
+                   1.5, ())
+
+
+MEASURED = Efficiency((25, 50, 100), (1e-4, 4e-4, 1.6e-3), (2e-4, 8e-4, 3.2e-3), (1e-5, 1.1e-5, 1.2e-5),
+                      2.0, 2.0, 0.1, True, "")
+
+
+# -- the fit --------------------------------------------------------------------------------
+@pytest.mark.parametrize("exponent", [0.0, 1.0, 1.37, 2.0])
+def test_the_fit_finds_the_exponent_of_a_power_law(exponent):
+    sizes = [25, 50, 100, 200, 400]
+    assert efficiency.fit_exponent(sizes, [3e-6 * n ** exponent for n in sizes]) == pytest.approx(exponent, abs=1e-9)
+
+
+def test_the_fit_needs_two_sizes_and_positive_costs():
+    assert efficiency.fit_exponent([25], [1e-3]) is None
+    assert efficiency.fit_exponent([25, 50], [0.0, 1e-3]) is None
+    assert efficiency.fit_exponent([25, 50, 100], [0.0, 1e-3, 4e-3]) == pytest.approx(2.0)
+
+
+# -- the bonus rule ---------------------------------------------------------------------------
+def test_the_bonus_needs_a_low_exponent_and_right_answers():
+    rule = rubric.BonusRule(exponent_below=1.5, points=5)
+    fast = dataclasses.replace(MEASURED, exponent=1.2)
+    assert efficiency.with_bonus(fast, rule).bonus == 5
+    assert efficiency.with_bonus(fast, rule).bonus_max == 5
+    assert efficiency.with_bonus(MEASURED, rule).bonus == 0  # exponent 2: the all-pairs search
+    assert efficiency.with_bonus(dataclasses.replace(fast, right_at_largest=False), rule).bonus == 0
+    assert efficiency.with_bonus(Efficiency(note="not measured"), rule).bonus == 0
+    assert efficiency.with_bonus(fast, None) == dataclasses.replace(fast, bonus=0.0, bonus_max=0.0)
+
+
+def test_the_bonus_never_enters_the_score():
+    graded = results().with_efficiency(efficiency.with_bonus(dataclasses.replace(MEASURED, exponent=1.0),
+                                                             rubric.BonusRule(1.5, 5)))
+    assert graded.bonus == 5 and graded.score == 100.0
+
+
+def test_a_rubric_bonus_table_is_read_and_off_by_default(tmp_path):
+    plain = tmp_path / "plain.toml"
+    plain.write_text("[points]\nupdate = 20\n")
+    assert rubric.load_bonus(None) is None
+    assert rubric.load_bonus(plain) is None
+    with_bonus = tmp_path / "bonus.toml"
+    with_bonus.write_text("[points]\nupdate = 20\n[bonus]\nexponent_below = 1.4\npoints = 3\n")
+    assert rubric.load_bonus(with_bonus) == rubric.BonusRule(1.4, 3.0, False)
+    assert rubric.load(with_bonus)["update"] == 20  # [points] reads as before
+
+
+@pytest.mark.parametrize("table", ["points = -1", "exponent_below = 'fast'", "speed = 2", "in_gradescope_score = 1"])
+def test_a_wrong_bonus_table_is_refused_naming_it(tmp_path, table):
+    path = tmp_path / "bonus.toml"
+    path.write_text(f"[points]\nupdate = 20\n[bonus]\n{table}\n")
+    with pytest.raises(rubric.RubricError, match=r"\[bonus\]"):
+        rubric.load_bonus(path)
+
+
+# -- JSON -----------------------------------------------------------------------------------
+def test_results_with_an_efficiency_read_back_equal():
+    graded = results().with_efficiency(dataclasses.replace(MEASURED, bonus=5.0, bonus_max=5.0, note="a note"))
+    again = Results.from_json(json.loads(json.dumps(graded.to_json())))
+    assert again == graded
+    assert again.efficiency is not None and again.efficiency.sizes == (25, 50, 100)
+
+
+def test_results_written_before_efficiency_existed_read_as_none():
+    data = results().to_json()
+    del data["efficiency"]
+    assert Results.from_json(data).efficiency is None
+    assert Results.from_json(results().to_json()).efficiency is None
+
+
+# -- eligibility and the views ----------------------------------------------------------------
+def test_functions_that_failed_their_tests_are_not_measured(tmp_path):
+    missing = tmp_path / "never_opened.py"  # a sandbox would fail on it: nothing may be started
+    graded = efficiency.assess(missing, results(update_score=10.0), rule=rubric.BonusRule())
+    assert graded.efficiency is not None and graded.efficiency.exponent is None
+    assert "update did not pass" in graded.efficiency.note and graded.bonus == 0
+
+
+def test_the_views_show_the_exponent_and_both_curves():
+    assert "N^2.00" in efficiency_view.line(MEASURED) and "right at the largest N" in efficiency_view.line(MEASURED)
+    svg = efficiency_view.plot_svg(MEASURED)
+    assert svg.count("<polyline") == 2 and "grader&#x27;s machine" in svg
+    assert "not measured" in efficiency_view.line(Efficiency(note="not measured: x"))
+    histogram = efficiency_view.histogram_svg([1.0, 1.1, 2.0])
+    assert ">2</text>" in histogram and ">1</text>" in histogram
+
+
+# -- measured in the sandbox ------------------------------------------------------------------
+@needs_reference
+def test_a_loop_over_pairs_grows_faster_than_the_reference():
+    measured = efficiency.measure(SUBMISSIONS / "honest_handout_loop.py", sizes=(25, 50, 100, 200))
+    assert measured.sizes[:3] == (25, 50, 100), measured.note
+    assert measured.exponent is not None and measured.reference_exponent is not None
+    # CPU time, not wall: the loop is O(N^2) per event (~1.8 measured), the reference's cells near O(1).
+    assert measured.exponent > 1.4
+    assert measured.exponent > measured.reference_exponent + 0.7
+    assert measured.right_at_largest
+
+
+@needs_reference
+def test_a_hanging_update_costs_at_most_its_limit_and_is_not_measured_beyond(tmp_path):
+    source = (SUBMISSIONS / "honest_vectorised_pairs.py").read_text()
+    hangs = source + "\n\n_update = update\n\n\ndef update(x, v, R, m, w, indexOld, r, dt, t):\n" \
+                     "    while len(x) > 25:\n        pass\n    return _update(x, v, R, m, w, indexOld, r, dt, t)\n"
+    path = tmp_path / "granularGas.py"
+    path.write_text(hangs)
+    started = time.monotonic()
+    measured = efficiency.measure(path, sizes=(25, 50, 100))
+    took = time.monotonic() - started
+    assert measured.sizes == (25,)
+    assert measured.exponent is None
+    assert "not measured beyond N = 25" in measured.note and "update" in measured.note
+    assert took < declared.wall_backstop(declared.EFFICIENCY_CALL_SECONDS) + 15

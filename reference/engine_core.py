@@ -326,7 +326,8 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
 
     Args:
       x, v: (n, 2) float64, changed in place. R, m: (n,). wo, wn: (k, 2) wall origins and unit normals.
-      r: restitution (rw: of the walls). t_end: the interval. (la, lb): the contact solved just before, never solved first.
+      r: restitution (rw: of the walls). t_end: the interval.
+      (la, lb): the contact solved just before, never solved first.
       max_contacts: contacts allowed before giving up (inelastic collapse).
       gf: grid origin x, y and cell sizes; gi: cells along x and y. orig: the caller's number of each grain.
 

@@ -141,3 +141,14 @@ def test_a_hanging_update_costs_at_most_its_limit_and_is_not_measured_beyond(tmp
     assert measured.exponent is None
     assert "not measured beyond N = 25" in measured.note and "update" in measured.note
     assert took < declared.wall_backstop(declared.EFFICIENCY_CALL_SECONDS) + 15
+
+
+def test_a_worker_request_carries_the_efficiency_options():
+    from grader.commands.batch.worker import WorkerRequest
+    from grader.grading.runner import GradeOptions
+
+    request = WorkerRequest("ann", Path("a.py"), Path("r.json"), GradeOptions(), False, "f", 1, True,
+                            rubric.BonusRule(1.4, 3.0, True))
+    assert WorkerRequest.from_json(request.to_json()) == request
+    plain = WorkerRequest("ann", Path("a.py"), Path("r.json"), GradeOptions(), False, "f", 1)
+    assert WorkerRequest.from_json(plain.to_json()) == plain

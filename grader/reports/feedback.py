@@ -39,7 +39,7 @@ def points(x: float) -> str:
 
 def function_table(results: Results) -> str:
     rows = []
-    for item in results.items:
+    for item in sorted(results.items, key=lambda i: spec.STATEMENT_ORDER.index(i.item)):  # as check prints them
         tests = results.tests_of(item.item)
         passed = sum(t.passed for t in tests)
         css = "full" if item.score >= item.max_score else "lost"

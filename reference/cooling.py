@@ -57,7 +57,7 @@ THERMALISE = 4.0
 HOMOGENEOUS_C = 10.0
 #: Largest relative deviation of E from Haff's law (in time and in collisions) allowed there, for the ensemble
 #: mean of tests/test_cooling.py (and reported for a single run).
-HAFF_TOLERANCE = 0.05
+HAFF_TOLERANCE = 0.03
 #: Collisions per grain between samples: at least MIN_STEP, else STEP_FRACTION of those so far (log-like spacing).
 MIN_STEP, STEP_FRACTION = 0.25, 0.03
 

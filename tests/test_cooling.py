@@ -74,7 +74,7 @@ def test_engine_counts_grain_contacts_apart_from_wall_hits():
     # Two grains flying apart toward opposite walls, then back: one wall hit each per crossing, one pair contact.
     x, v = np.array([[4.0, 5.0], [6.0, 5.0]]), np.array([[-1.0, 0.0], [1.0, 0.0]])
     R, m, w = np.full(2, 0.5), np.ones(2), cooling.box_walls(10.0)
-    done = engine.advance(x, v, R, m, w, (-1, -1), 1.0, 7.0)
+    done = engine.advance(x, v, R, m, w, (-1, -1), 1.0, 8.0)  # walls at t = 3.5, each other at t = 7.5
     assert (done.contacts, done.grain_contacts) == (3, 1)
 
 
@@ -83,7 +83,7 @@ def test_elastic_walls_keep_a_grains_energy_and_inelastic_walls_take_it():
     R, m, w = np.full(1, 0.5), np.ones(1), cooling.box_walls(10.0)
     kept = engine.advance(x, v, R, m, w, (-1, -1), 0.5, 10.0, wall_restitution=1.0)
     lost = engine.advance(x, v, R, m, w, (-1, -1), 0.5, 10.0)
-    assert kept.contacts == lost.contacts == 0 or kept.contacts > 2
+    assert kept.contacts == lost.contacts > 2
     assert np.hypot(*kept.v[0]) == pytest.approx(3.0, rel=1e-12)
     assert np.hypot(*lost.v[0]) < 3.0 * 0.5  # the homework's rule: walls restitute with r
 

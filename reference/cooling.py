@@ -24,8 +24,11 @@ omega = omega0 sqrt(T/T0) integrates to
 fit-free from T0 and the density (the Sonine correction to the cooling rate is below 1 % at r = 0.9).
 Both laws hold while the gas stays homogeneous, up to HOMOGENEOUS_C collisions per grain here (tested within
 HAFF_TOLERANCE over an ensemble in tests/test_cooling.py). Later, density and shear modes grow into clusters and
-the decay slows to E ~ 1/t (Nie, Ben-Naim and Chen, Europhys. Lett. 2002, 2-D freely cooling gases): the run
-reports where E(t) leaves Haff's law by more than HAFF_TOLERANCE and the local exponent -d ln E / d ln t late on.
+the decay slows toward E ~ 1/t (Nie, Ben-Naim and Chen, Europhys. Lett. 2002, 2-D freely cooling gases): the run
+reports where E(t) leaves Haff's law by more than HAFF_TOLERANCE and the exponent -d ln E / d ln t per decade of
+t/tau. At the default (seed 0) E leaves Haff's law at c = 29 (t = 2.9 tau); the exponent, 2 t/(t + tau) by Haff,
+turns back at 1.75 and falls to 1.2-1.6 for t = 10^2-10^3 tau, short of 1: the clusters soon span the 280-sigma
+box and gather at its walls.
 
     python -m reference.cooling [--grains N] [--seed S] [--collisions-per-grain C] [--json]
                                 [--plots DIR [--format png|svg|pdf]]
@@ -60,6 +63,8 @@ HOMOGENEOUS_C = 10.0
 HAFF_TOLERANCE = 0.03
 #: Collisions per grain between samples: at least MIN_STEP, else STEP_FRACTION of those so far (log-like spacing).
 MIN_STEP, STEP_FRACTION = 0.25, 0.03
+#: Collisions per grain of the cluster snapshots drawn besides the last state.
+SNAPSHOTS = (100.0, 250.0)
 
 
 class CoolingError(ValueError):
@@ -76,6 +81,15 @@ class Gas:
     m: np.ndarray
     w: np.ndarray
     side: float
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The gas after c collisions per grain, at time t."""
+
+    c: float
+    t: float
+    gas: Gas
 
 
 @dataclass(frozen=True)
@@ -159,21 +173,23 @@ def temperature(v: np.ndarray, m: np.ndarray) -> float:
     return float(0.5 * np.sum(m * np.sum(v * v, axis=1)) / len(v))
 
 
-def cool(gas: Gas, r: float, collisions_per_grain: float) -> tuple[Trace, Gas]:
+def cool(gas: Gas, r: float, collisions_per_grain: float, snapshots: tuple[float, ...] = ()
+         ) -> tuple[Trace, list[Snapshot]]:
     """Run the gas with restitution r until ``collisions_per_grain`` grain-grain collisions per grain.
 
     Steps aim at MIN_STEP or STEP_FRACTION more collisions per grain each (dt from the last step's rate); a step
     whose contacts pile up (InelasticCollapseError) is retried with a quarter of dt, and the run stops (collapsed)
-    if that keeps failing. Returns the trace and the gas at its end.
+    if that keeps failing. Returns the trace and the gas on the first step past each of ``snapshots`` (collisions
+    per grain) and at the end, last.
     """
     n = len(gas.x)
     x, v, last = gas.x, gas.v, (-1, -1)
     rate = collision_frequency(n / gas.side**2, math.pi * n / (4 * gas.side**2), temperature(v, gas.m))
     t, c, times, counts, energies = 0.0, 0.0, [0.0], [0.0], [temperature(v, gas.m)]
-    collapsed, cap = False, int(50 * n * max(MIN_STEP, 1.0))
+    collapsed, kept, pending = False, [], sorted(snapshots)
     while c < collisions_per_grain and not collapsed:
         step = min(max(MIN_STEP, STEP_FRACTION * c), collisions_per_grain - c)
-        dt = step / rate
+        dt, cap = step / rate, int(n * max(50.0, 4.0 * step))  # cap: many times the contacts aimed at
         for _ in range(4):
             try:
                 run = engine.advance(x, v, gas.R, gas.m, gas.w, last, r, dt, t, max_contacts=cap, wall_restitution=1.0)
@@ -191,8 +207,11 @@ def cool(gas: Gas, r: float, collisions_per_grain: float) -> tuple[Trace, Gas]:
         times.append(t)
         counts.append(c)
         energies.append(temperature(v, gas.m))
-    trace = Trace(np.array(times), np.array(counts), np.array(energies), collapsed)
-    return trace, Gas(x, v, gas.R, gas.m, gas.w, gas.side)
+        while pending and c >= pending[0]:
+            kept.append(Snapshot(c, t, Gas(x, v, gas.R, gas.m, gas.w, gas.side)))
+            pending.pop(0)
+    kept.append(Snapshot(c, t, Gas(x, v, gas.R, gas.m, gas.w, gas.side)))
+    return Trace(np.array(times), np.array(counts), np.array(energies), collapsed), kept
 
 
 def predictions(gas: Gas, r: float) -> tuple[float, float, float]:
@@ -206,42 +225,53 @@ def predictions(gas: Gas, r: float) -> tuple[float, float, float]:
 
 
 def analyse(trace: Trace, e0: float, tau: float, r: float) -> dict[str, Any]:
-    """Deviations from the two laws in the homogeneous regime, the crossover and the late decay exponent."""
+    """Deviations from the two laws in the homogeneous regime, the crossover and the decay exponents later on."""
     haff_t = haff_energy(trace.t, e0, tau)
-    haff_c = energy_by_collisions(trace.c, e0, r)
-    dev_t, dev_c = trace.energy / haff_t - 1.0, trace.energy / haff_c - 1.0
+    dev_t = trace.energy / haff_t - 1.0
+    dev_c = trace.energy / energy_by_collisions(trace.c, e0, r) - 1.0
     homogeneous = trace.c <= HOMOGENEOUS_C
     away = np.nonzero(np.abs(dev_t) > HAFF_TOLERANCE)[0]
     first = int(away[0]) if len(away) else None
     late = trace.t >= trace.t[-1] / 4.0  # the last two octaves of time
-    exponent = None
-    if np.count_nonzero(late) >= 3 and trace.t[-1] > 8 * tau:
-        slope = np.polyfit(np.log(trace.t[late]), np.log(trace.energy[late]), 1)[0]
-        exponent = float(-slope)
     return {
         "max_deviation_time": float(np.max(np.abs(dev_t[homogeneous]))),
         "max_deviation_collisions": float(np.max(np.abs(dev_c[homogeneous]))),
         "crossover": None if first is None else {"t": float(trace.t[first]), "t_over_tau": float(trace.t[first] / tau),
                                                  "collisions_per_grain": float(trace.c[first]),
                                                  "energy_ratio_to_haff": float(trace.energy[first] / haff_t[first])},
-        "late_exponent": exponent,
+        "late_exponent": decay_exponent(trace, late) if trace.t[-1] > 8 * tau else None,
+        "decay_exponents": decade_exponents(trace, tau),
     }
 
 
+def decade_exponents(trace: Trace, tau: float) -> list[dict[str, Any]]:
+    """The decay exponent over each whole decade of t/tau from 1 on."""
+    decades = range(int(math.log10(max(trace.t[-1] / tau, 1.0))))
+    return [{"t_over_tau": [10.0**k, 10.0 ** (k + 1)],
+             "exponent": decay_exponent(trace, (trace.t >= 10.0**k * tau) & (trace.t <= 10.0 ** (k + 1) * tau))}
+            for k in decades]
+
+
+def decay_exponent(trace: Trace, where: np.ndarray) -> float:
+    """-d ln E / d ln t fitted over the samples ``where`` (Haff's law: 2 for t >> tau; clustering: about 1)."""
+    return float(-np.polyfit(np.log(trace.t[where]), np.log(trace.energy[where]), 1)[0])
+
+
 def results(grains: int = GRAINS, seed: int = 0, collisions_per_grain: float = COLLISIONS_PER_GRAIN,
-            r: float = RESTITUTION) -> tuple[dict[str, Any], Gas, Trace, Gas]:
-    """The numbers printed by ``--json``, with the initial gas, the trace and the final gas (for figures)."""
+            r: float = RESTITUTION) -> tuple[dict[str, Any], list[Snapshot]]:
+    """The numbers printed by ``--json``, and snapshots of the gas (SNAPSHOTS and the end) for the figures."""
     gas = initial_gas(grains, seed)
     e0, omega0, tau = predictions(gas, r)
-    trace, final = cool(gas, r, collisions_per_grain)
+    trace, snapshots = cool(gas, r, collisions_per_grain, SNAPSHOTS)
     data = {
         "grains": grains, "seed": seed, "restitution": r, "area_fraction": AREA_FRACTION,
         "box": "square, elastic walls", "side": gas.side, "T0": e0, "omega0": omega0, "tau": tau,
         "homogeneous_collisions_per_grain": HOMOGENEOUS_C, "tolerance": HAFF_TOLERANCE,
         "collapsed": trace.collapsed, **analyse(trace, e0, tau, r),
+        "snapshots": [{"collisions_per_grain": s.c, "t_over_tau": s.t / tau} for s in snapshots],
         "trace": {"t": trace.t.tolist(), "collisions_per_grain": trace.c.tolist(), "energy": trace.energy.tolist()},
     }
-    return data, gas, trace, final
+    return data, snapshots
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,9 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_arguments(args.grains, args.collisions_per_grain)
         plots = _plotting(args.plots, args.format)
-        data, gas, trace, final = results(args.grains, args.seed, args.collisions_per_grain)
+        data, snapshots = results(args.grains, args.seed, args.collisions_per_grain)
         if plots is not None:
-            for path in plots.write_plots(Path(args.plots), data, final, args.format):
+            for path in plots.write_plots(Path(args.plots), data, snapshots, args.format):
                 print(f"wrote {path}", file=sys.stderr)
         if args.json or not args.plots:
             print(json.dumps(data))

@@ -15,48 +15,61 @@ import numpy as np
 
 from reference import cooling, figures
 
-DATA, HAFF, CLUSTER = "#1f77b4", "#d62728", "#2ca02c"
+DATA, HAFF = "#1f77b4", "#d62728"
+#: Speeds relative to the r.m.s. speed shown by the colour scale (those outside are clipped to its ends).
+SPEED_RANGE = (0.05, 3.0)
 
 
-def write_plots(folder: Path, data: dict, final: cooling.Gas, fmt: str = "png") -> list[Path]:
-    """The figures as ``folder/<name>.<fmt>``; data from :func:`reference.cooling.results`, final its last gas."""
+def write_plots(folder: Path, data: dict, snapshots: list[cooling.Snapshot], fmt: str = "png") -> list[Path]:
+    """The figures as ``folder/<name>.<fmt>``; data and snapshots from :func:`reference.cooling.results`."""
     fmt = figures.check_format(fmt, cooling.CoolingError)
     folder = figures.prepare_folder(folder, cooling.CoolingError)
     with figures.style():
-        drawn = {"cooling_energy": energy_figure(data), "cooling_clusters": cluster_figure(data, final)}
+        drawn = {"cooling_energy": energy_figure(data), "cooling_clusters": cluster_figure(data, snapshots)}
         return [figures.save(fig, folder, stem, fmt, cooling.CoolingError) for stem, fig in drawn.items()]
 
 
 def energy_figure(data: dict) -> Any:
-    """E/E0 against collisions per grain (semi-log) and against t/tau (log-log), with the two laws."""
+    """E/E0 against collisions per grain (semi-log) and t/tau (log-log), with the two laws; the decay exponent."""
     trace = data["trace"]
     t, c, e = (np.asarray(trace[k]) for k in ("t", "collisions_per_grain", "energy"))
     e0, tau, r = data["T0"], data["tau"], data["restitution"]
-    fig, (left, right) = figures.new_figure(11, 4.6, 1, 2)
+    fig, (left, middle, right) = figures.new_figure(15, 4.8, 1, 3)
     left.semilogy(c, e / e0, color=DATA, lw=1.6, label=f"simulation, N = {data['grains']}")
-    left.semilogy(c, cooling.energy_by_collisions(c, 1.0, r), "--", color=HAFF,
-                  label=r"$E_0\,e^{-(1-r^2)c/2}$ (homogeneous)")
+    law = cooling.energy_by_collisions(c, 1.0, r)
+    shown = law >= 0.1 * e.min() / e0  # the exponential falls out of sight long before the gas does
+    left.semilogy(c[shown], law[shown], "--", color=HAFF, label=r"$E_0\,e^{-(1-r^2)c/2}$ (homogeneous)")
     left.set_xlabel("collisions per grain $c$")
     left.set_ylabel(r"kinetic energy per grain $E/E_0$")
     left.set_title("Energy against collisions")
     s = t[1:] / tau
-    right.loglog(s, e[1:] / e0, color=DATA, lw=1.6, label="simulation")
-    right.loglog(s, cooling.haff_energy(t[1:], 1.0, tau), "--", color=HAFF,
-                 label=r"Haff: $E_0/(1+t/\tau)^2$, no fit")
-    late = s >= s[-1] / 4
-    if data["late_exponent"] is not None and np.any(late):
-        anchor = e[1:][late][0] / e0 * s[late][0]
-        right.loglog(s[late], anchor / s[late], ":", color="k", lw=1.6, label=r"$\propto 1/t$ (clustering)")
-    for axes in (left, right):
-        _mark_regimes(axes, data, t_axis=axes is right)
+    middle.loglog(s, e[1:] / e0, color=DATA, lw=1.6, label="simulation")
+    middle.loglog(s, cooling.haff_energy(t[1:], 1.0, tau), "--", color=HAFF,
+                  label=r"Haff: $E_0/(1+t/\tau)^2$, no fit")
+    middle.set_xlabel(r"time $t/\tau$")
+    middle.set_ylabel(r"$E/E_0$")
+    middle.set_title(rf"Energy against time ($\tau$ = {tau:.3g} $\sigma\sqrt{{m/T_0}}$)")
+    for axes in (left, middle):
+        _mark_regimes(axes, data, t_axis=axes is middle)
         axes.legend(loc="lower left")
-    right.set_xlabel(r"time $t/\tau$")
-    right.set_ylabel(r"$E/E_0$")
-    exponent = data["late_exponent"]
-    tail = f", late decay $E \\propto t^{{-{exponent:.2f}}}$" if exponent is not None else ""
-    right.set_title(rf"Energy against time ($\tau$ = {tau:.3g} $\sigma\sqrt{{m/T_0}}$){tail}")
+    _exponent_panel(right, s, e[1:])
     fig.suptitle(f"Freely cooling disks: r = {r}, area fraction {data['area_fraction']}, {data['box']}")
     return fig
+
+
+def _exponent_panel(axes: Any, s: np.ndarray, e: np.ndarray) -> None:
+    """Local decay exponent -d ln E / d ln t (fitted over a factor 2 in time around each sample) against t/tau."""
+    centres = np.geomspace(max(s[0], 1e-2) * 1.5, s[-1] / 1.5, 60)
+    local = [-np.polyfit(np.log(s[w]), np.log(e[w]), 1)[0] if np.count_nonzero(w) >= 3 else np.nan
+             for w in ((s >= x / 1.5) & (s <= x * 1.5) for x in centres)]
+    axes.semilogx(centres, local, color=DATA, lw=1.6, label="simulation")
+    axes.semilogx(centres, 2 * centres / (1 + centres), "--", color=HAFF, label="Haff's law")
+    axes.axhline(1.0, color="k", ls=":", lw=1.4, label="clustering, $E \\propto 1/t$ (Nie, Ben-Naim, Chen)")
+    axes.set_ylim(0, 2.6)
+    axes.set_xlabel(r"time $t/\tau$")
+    axes.set_ylabel(r"decay exponent $-d\ln E/d\ln t$")
+    axes.set_title("How fast the energy decays")
+    axes.legend(loc="upper left")
 
 
 def _mark_regimes(axes: Any, data: dict, t_axis: bool) -> None:
@@ -74,28 +87,33 @@ def _mark_regimes(axes: Any, data: dict, t_axis: bool) -> None:
                      label=f"leaves Haff by {100 * data['tolerance']:g} %: c = {cross['collisions_per_grain']:.0f}")
 
 
-def cluster_figure(data: dict, final: cooling.Gas) -> Any:
-    """The disks at the end of the run, drawn to scale and coloured by speed (relative to the r.m.s. speed)."""
+def cluster_figure(data: dict, snapshots: list[cooling.Snapshot]) -> Any:
+    """The disks at each snapshot, drawn to scale and coloured by speed (relative to the r.m.s. speed then)."""
+    fig, panels = figures.new_figure(5.2 * len(snapshots), 5.4, 1, len(snapshots), squeeze=False)
+    for axes, snap in zip(panels[0], snapshots):
+        disks = _disks(axes, snap.gas)
+        axes.set_title(f"c = {snap.c:.0f} collisions per grain, t = {snap.t / data['tau']:.0f} τ", fontsize=10)
+    fig.colorbar(disks, ax=panels[0].tolist(), label=r"speed $|v|/v_{\mathrm{rms}}$ (log scale)", shrink=0.8)
+    fig.suptitle(f"Clusters of the freely cooling gas, N = {data['grains']}, r = {data['restitution']}")
+    return fig
+
+
+def _disks(axes: Any, gas: cooling.Gas) -> Any:
     from matplotlib.collections import EllipseCollection
     from matplotlib.colors import LogNorm
 
-    speed = np.hypot(final.v[:, 0], final.v[:, 1])
-    rms = float(np.sqrt(np.mean(speed**2)))
-    fig, axes = figures.new_figure(7.5, 6.6)
-    size = 2 * final.R
-    norm = LogNorm(vmin=max(float(np.percentile(speed, 1)) / rms, 1e-3), vmax=float(speed.max()) / rms)
-    disks = EllipseCollection(size, size, np.zeros(len(size)), units="xy", offsets=final.x,
+    speed = np.hypot(gas.v[:, 0], gas.v[:, 1])
+    relative = speed / float(np.sqrt(np.mean(speed**2)))
+    norm = LogNorm(vmin=SPEED_RANGE[0], vmax=SPEED_RANGE[1])
+    size = 2 * gas.R
+    disks = EllipseCollection(size, size, np.zeros(len(size)), units="xy", offsets=gas.x,
                               offset_transform=axes.transData, cmap="viridis", norm=norm)
-    disks.set_array(np.maximum(speed / rms, norm.vmin))
+    disks.set_array(np.clip(relative, *SPEED_RANGE))
     axes.add_collection(disks)
-    axes.set_xlim(0, final.side)
-    axes.set_ylim(0, final.side)
+    axes.set_xlim(0, gas.side)
+    axes.set_ylim(0, gas.side)
     axes.set_aspect("equal")
     axes.grid(False)
     axes.set_xlabel(r"$x/\sigma$")
     axes.set_ylabel(r"$y/\sigma$")
-    c = data["trace"]["collisions_per_grain"][-1]
-    t = data["trace"]["t"][-1] / data["tau"]
-    axes.set_title(f"Clusters after {c:.0f} collisions per grain (t = {t:.0f} τ), N = {data['grains']}")
-    fig.colorbar(disks, ax=axes, label=r"speed $|v|/v_{\mathrm{rms}}$ (log scale)", shrink=0.85)
-    return fig
+    return disks

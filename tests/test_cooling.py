@@ -58,7 +58,7 @@ def test_energy_never_increases_and_the_run_reaches_its_collisions(ensemble):
 
 def test_collisions_per_grain_are_counted_as_the_exact_search_counts_them():
     gas = cooling.initial_gas(8, 3, phi=0.15)
-    trace, final = cooling.cool(gas, 1.0, 6.0)  # r = 1: the exact search (walls restitute with r) is the same physics
+    trace, snaps = cooling.cool(gas, 1.0, 6.0)  # r = 1: the exact search (walls restitute with r) is the same physics
     x, v, last, pairs, walls = gas.x, gas.v, (-1, -1), 0, 0
     for t0, t1 in zip(trace.t[:-1], trace.t[1:]):
         done = events.advance(x, v, gas.R, gas.m, gas.w, last, 1.0, t1 - t0, t0)
@@ -67,7 +67,7 @@ def test_collisions_per_grain_are_counted_as_the_exact_search_counts_them():
         walls += sum(1 for c in done.contacts if c.index[1] < 0)
     assert pairs > 20 and walls > 0
     assert trace.c[-1] == pytest.approx(2 * pairs / 8, abs=1e-12)
-    assert np.allclose(final.x, x, atol=1e-8)
+    assert np.allclose(snaps[-1].gas.x, x, atol=1e-8)
 
 
 def test_engine_counts_grain_contacts_apart_from_wall_hits():
@@ -83,7 +83,7 @@ def test_elastic_walls_keep_a_grains_energy_and_inelastic_walls_take_it():
     R, m, w = np.full(1, 0.5), np.ones(1), cooling.box_walls(10.0)
     kept = engine.advance(x, v, R, m, w, (-1, -1), 0.5, 10.0, wall_restitution=1.0)
     lost = engine.advance(x, v, R, m, w, (-1, -1), 0.5, 10.0)
-    assert kept.contacts == lost.contacts > 2
+    assert kept.contacts == 3 and lost.contacts == 2  # hits at t = 2.5, 5.5, 8.5; slowed: 2.5, 8.5
     assert np.hypot(*kept.v[0]) == pytest.approx(3.0, rel=1e-12)
     assert np.hypot(*lost.v[0]) < 3.0 * 0.5  # the homework's rule: walls restitute with r
 
@@ -104,11 +104,30 @@ def test_json_has_the_numbers(capsys):
     data = json.loads(capsys.readouterr().out)
     assert {"grains", "seed", "restitution", "area_fraction", "box", "T0", "omega0", "tau", "tolerance",
             "homogeneous_collisions_per_grain", "max_deviation_time", "max_deviation_collisions", "crossover",
-            "late_exponent", "collapsed", "trace"} <= set(data)
+            "late_exponent", "decay_exponents", "collapsed", "snapshots", "trace"} <= set(data)
     assert data["grains"] == 60 and data["seed"] == 2
     trace = data["trace"]
     assert len(trace["t"]) == len(trace["energy"]) == len(trace["collisions_per_grain"]) > 5
     assert trace["collisions_per_grain"][-1] >= 4 and trace["energy"][0] == pytest.approx(1.0)
+    assert [s["collisions_per_grain"] for s in data["snapshots"]] == [trace["collisions_per_grain"][-1]]
+
+
+def test_snapshots_are_taken_on_the_first_step_past_each_count():
+    gas = cooling.initial_gas(50, 5)
+    trace, snaps = cooling.cool(gas, cooling.RESTITUTION, 8.0, snapshots=(5.0, 2.0))
+    assert [s.c for s in snaps[:2]] == [trace.c[trace.c >= 2.0][0], trace.c[trace.c >= 5.0][0]]
+    for snap in snaps:
+        k = int(np.nonzero(trace.c == snap.c)[0][0])
+        assert snap.t == trace.t[k] and cooling.temperature(snap.gas.v, snap.gas.m) == trace.energy[k]
+    assert snaps[-1].c == trace.c[-1]
+
+
+def test_decay_exponents_are_those_of_a_power_law():
+    t = np.geomspace(1e-3, 2e3, 200)
+    trace = cooling.Trace(t, np.arange(200.0), 5.0 * t**-1.25, False)
+    exponents = cooling.decade_exponents(trace, 1.0)
+    assert [e["t_over_tau"] for e in exponents] == [[1.0, 10.0], [10.0, 100.0], [100.0, 1000.0]]
+    assert all(e["exponent"] == pytest.approx(1.25) for e in exponents)
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from grader import spec
 from grader.errors import IsolationTooWeak, UsageError
-from grader.grading.report import CRASHED, PASSED, TIMEOUT, GradeReport, TestResult
+from grader.grading.causes import NO_IMPORT, Cause
+from grader.grading.report import CRASHED, FAILED, PASSED, TIMEOUT, GradeReport, TestResult
 from grader.grading.search import draw_without_local_constants, run_property
 from grader.properties import oracle
 from grader.properties.property import Property
@@ -131,7 +132,11 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
         for prop in sorted(properties, key=lambda p: order[p.item]):
             weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()
-            outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}))
+            if sandbox.import_failure is not None:
+                # Final, and the same for every test: no search (it would only repeat the failure).
+                outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
+            else:
+                outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}))
             if outcome != PASSED:
                 failed_items.add(prop.item)
             results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",

@@ -52,6 +52,8 @@ from reference import engine
 
 GRAINS, RESTITUTION, AREA_FRACTION = 10_000, 0.9, 0.1
 DIAMETER, MASS, T0 = 1.0, 1.0, 1.0
+#: Most disks --grains accepts (about 10^5 disks take minutes; the start is placed in plain Python).
+MAX_GRAINS = 1_000_000
 #: Default length of a run, in collisions per grain.
 COLLISIONS_PER_GRAIN = 400.0
 #: Elastic collisions per grain before cooling starts (equilibrium pair correlation and velocities).
@@ -252,8 +254,13 @@ def decade_exponents(trace: Trace, tau: float) -> list[dict[str, Any]]:
             for k in decades]
 
 
-def decay_exponent(trace: Trace, where: np.ndarray) -> float:
-    """-d ln E / d ln t fitted over the samples ``where`` (Haff's law: 2 for t >> tau; clustering: about 1)."""
+def decay_exponent(trace: Trace, where: np.ndarray) -> float | None:
+    """-d ln E / d ln t fitted over the samples ``where`` (Haff's law: 2 for t >> tau; clustering: about 1).
+
+    None if fewer than 3 samples fall there (no fit worth the name).
+    """
+    if np.count_nonzero(where) < 3:
+        return None
     return float(-np.polyfit(np.log(trace.t[where]), np.log(trace.energy[where]), 1)[0])
 
 
@@ -301,8 +308,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def check_arguments(grains: int, collisions_per_grain: float) -> None:
     """CoolingError naming the argument if it is outside the scenario's range."""
-    if grains < 2:
-        raise CoolingError(f"--grains {grains}: give at least 2 disks")
+    if not 2 <= grains <= MAX_GRAINS:
+        raise CoolingError(f"--grains {grains}: give between 2 and {MAX_GRAINS} disks")
     if not 0 < collisions_per_grain < 1e6:
         raise CoolingError(f"--collisions-per-grain {collisions_per_grain:g}: give a number between 0 and 1e6")
 

@@ -128,12 +128,15 @@ def test_decay_exponents_are_those_of_a_power_law():
     exponents = cooling.decade_exponents(trace, 1.0)
     assert [e["t_over_tau"] for e in exponents] == [[1.0, 10.0], [10.0, 100.0], [100.0, 1000.0]]
     assert all(e["exponent"] == pytest.approx(1.25) for e in exponents)
+    assert cooling.decay_exponent(trace, t > 1e3) == pytest.approx(1.25)
+    assert cooling.decay_exponent(trace, t > 1.99e3) is None  # too few samples to fit
 
 
 @pytest.mark.parametrize("argv, message", [
     (["--format", "svg"], "--format svg goes with --plots DIR"),
     (["--plots", "{tmp}", "--format", "gif"], "--format 'gif': choose one of png, svg, pdf"),
-    (["--grains", "1"], "--grains 1: give at least 2 disks"),
+    (["--grains", "1"], "--grains 1: give between 2 and 1000000 disks"),
+    (["--grains", "2000000"], "--grains 2000000: give between 2 and 1000000 disks"),
     (["--collisions-per-grain", "0"], "--collisions-per-grain 0"),
 ])
 def test_bad_arguments_are_named(argv, message, tmp_path, capsys):

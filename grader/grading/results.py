@@ -217,7 +217,7 @@ class Efficiency:
             values = objects(data, path, name)
             if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
                 raise ResultsError(f"results field {_where(path, name)!r}: expected a list of numbers")
-            return tuple(float(x) for x in values)
+            return tuple(float(x) for x in values if isinstance(x, (int, float)))
 
         return cls(tuple(int(n) for n in numbers("sizes")), numbers("event_seconds"), numbers("search_seconds"),
                    numbers("reference_seconds"), optional(data, path, "exponent", number),

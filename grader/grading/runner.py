@@ -132,6 +132,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
         for prop in sorted(properties, key=lambda p: order[p.item]):
             weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()
+            cause: Cause | None
             if sandbox.import_failure is not None:
                 # Final, and the same for every test: no search (it would only repeat the failure).
                 outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)

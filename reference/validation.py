@@ -7,7 +7,7 @@ should be, so that a caller never sees a traceback from deep inside numpy.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -96,3 +96,33 @@ def mutable_float_array(name: str, value: Any, shape: tuple[int | None, ...]) ->
             f"got {_describe(value)} (use np.array(..., dtype=float))"
         )
     return float_array(name, value, shape)
+
+
+class UpdateArguments(NamedTuple):
+    """update's arguments, checked, in the order ``advance`` takes them (x and v: the caller's arrays)."""
+
+    x: np.ndarray
+    v: np.ndarray
+    R: np.ndarray
+    m: np.ndarray
+    w: np.ndarray
+    last: tuple[int, int]
+    r: float
+    dt: float
+    t: float
+
+
+def update_arguments(x: Any, v: Any, R: Any, m: Any, w: Any, indexOld: Any, r: Any, dt: Any,
+                     t: Any) -> UpdateArguments:
+    """Check every argument of ``update`` (the homework's signature); InvalidArgument names the one to fix."""
+    xa = mutable_float_array("x", x, (None, 2))
+    n = len(xa)
+    va = mutable_float_array("v", v, (n, 2))
+    radii, masses = positive("R", R, (n,)), positive("m", m, (n,))
+    walls_ = walls("w", w, many=True)
+    old = index_pair("indexOld", indexOld, n, len(walls_))
+    step = float(float_array("dt", dt, ()))
+    if step < 0:
+        raise InvalidArgument(f"dt must be >= 0; got {step!r}")
+    return UpdateArguments(xa, va, radii, masses, walls_, old, restitution("r", r), step,
+                           float(float_array("t", t, ())))

@@ -70,23 +70,12 @@ def update(x, v, R, m, w, indexOld, r, dt, t) -> float:
     of contacts fits in one dt. Raises InelasticCollapseError when contacts
     pile up without end.
     """
-    xa = validate.mutable_float_array("x", x, (None, 2))
-    n = len(xa)
-    va = validate.mutable_float_array("v", v, (n, 2))
-    R = validate.positive("R", R, (n,))
-    m = validate.positive("m", m, (n,))
-    w = validate.walls("w", w, many=True)
-    old = validate.index_pair("indexOld", indexOld, n, len(w))
-    r = validate.restitution("r", r)
-    dt = float(validate.float_array("dt", dt, ()))
-    if dt < 0:
-        raise validate.InvalidArgument(f"dt must be >= 0; got {dt!r}")
-    t = float(validate.float_array("t", t, ()))
-    result = advance(xa, va, R, m, w, old, r, dt, t)
+    args = validate.update_arguments(x, v, R, m, w, indexOld, r, dt, t)
+    result = advance(*args)
     x[...] = result.x
     v[...] = result.v
     indexOld[0], indexOld[1] = result.last
-    return t + dt
+    return args.t + args.dt
 
 
 __all__ = [

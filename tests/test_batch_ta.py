@@ -326,3 +326,15 @@ def test_the_fingerprint_covers_every_file_of_the_grader_and_the_reference(tmp_p
         after = batch.fingerprint(options)
         assert after != before, changed
         before = after
+
+
+def test_the_nbgrader_cache_key_changes_with_any_file_of_the_grader(tmp_path, monkeypatch):
+    from grader.commands.courses import settings as course_settings
+
+    (tmp_path / "grader" / "properties").mkdir(parents=True)
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "grader" / "properties" / "hidden.py").write_text("A = 1\n")
+    monkeypatch.setattr(course_settings, "PACKAGE_ROOT", tmp_path)
+    key = course_settings.cache_key(b"submission", course_settings.GradingSettings())
+    (tmp_path / "grader" / "properties" / "hidden.py").write_text("A = 2\n")
+    assert course_settings.cache_key(b"submission", course_settings.GradingSettings()) != key

@@ -152,3 +152,18 @@ def test_a_worker_request_carries_the_efficiency_options():
     assert WorkerRequest.from_json(request.to_json()) == request
     plain = WorkerRequest("ann", Path("a.py"), Path("r.json"), GradeOptions(), False, "f", 1)
     assert WorkerRequest.from_json(plain.to_json()) == plain
+
+
+def test_a_gradescope_bundle_carries_the_rubrics_bonus(tmp_path):
+    from grader.commands.courses import gradescope
+    from grader.commands.courses import settings as course_settings
+
+    rubric_text = "[points]\ncontact_time_grains = 15\n[bonus]\nexponent_below = 1.2\npoints = 3\nin_gradescope_score = true\n"
+    built = gradescope.settings_from("visible", rubric_text)
+    assert built.bonus == rubric.BonusRule(1.2, 3.0, True)
+    written = tmp_path / course_settings.SETTINGS_FILE
+    written.write_text(course_settings.to_toml(built))
+    assert course_settings.load(written) == built
+    plain = gradescope.settings_from("visible", None)
+    written.write_text(course_settings.to_toml(plain))
+    assert plain.bonus is None and course_settings.load(written).bonus is None

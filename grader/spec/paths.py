@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 #: The ``grader`` package folder.
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: The folder holding ``grader/`` and ``reference/``: a checkout, a kit or a Gradescope bundle.
 PACKAGE_ROOT = PACKAGE_DIR.parent
+
+
+def source_digest(root: Path = PACKAGE_ROOT) -> str:
+    """SHA-256 over every file of ``root``'s grader and reference packages, sub-packages and data included.
+
+    Caches written at run time (bytecode, numba's) are left out. A grade made by other sources is not reused
+    (the batch's records, the nbgrader cache).
+    """
+    digest = hashlib.sha256()
+    for folder in ("grader", "reference"):
+        for source in sorted((root / folder).rglob("*")):
+            if source.is_file() and "__pycache__" not in source.parts and source.suffix != ".pyc":
+                relative = str(source.relative_to(root)).encode()
+                content = hashlib.sha256(source.read_bytes()).digest()
+                digest.update(len(relative).to_bytes(4, "big") + relative + content)
+    return digest.hexdigest()

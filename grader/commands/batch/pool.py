@@ -81,14 +81,7 @@ class Options:
 
 def fingerprint(options: Options) -> str:
     """Everything besides the file that decides a grade: reuse only if equal."""
-    digest = hashlib.sha256()
-    for folder in ("grader", "reference"):
-        for source in sorted((PACKAGE_ROOT / folder).rglob("*")):
-            # Every module and data file, sub-packages included; not caches (bytecode, numba's) written at run time.
-            if source.is_file() and "__pycache__" not in source.parts and source.suffix != ".pyc":
-                relative = str(source.relative_to(PACKAGE_ROOT)).encode()
-                content = hashlib.sha256(source.read_bytes()).digest()
-                digest.update(len(relative).to_bytes(4, "big") + relative + content)
+    digest = hashlib.sha256(paths.source_digest(PACKAGE_ROOT).encode())
     digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations,
                               options.efficiency, None if options.bonus is None else asdict(options.bonus),
                               options.hidden, options.allow_weak_isolation], sort_keys=True).encode())

@@ -106,13 +106,13 @@ def settings_from(hidden_visibility: str, rubric_text: str | None, limits: Limit
     """The bundle's settings from the command's values (a rubric's text: checked like a rubric file)."""
     if hidden_visibility not in VISIBILITIES:
         raise BundleError(f"--hidden-visibility {hidden_visibility}: choose one of {', '.join(VISIBILITIES)}")
-    points = rubric.default_points()
+    points, bonus = rubric.default_points(), None
     if rubric_text is not None:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "rubric.toml"
             path.write_text(rubric_text)
-            points = rubric.load(path)
-    return GradingSettings(points, limits, allow_weak_isolation, hidden_visibility)
+            points, bonus = rubric.load(path), rubric.load_bonus(path)
+    return GradingSettings(points, limits, allow_weak_isolation, hidden_visibility, bonus)
 
 
 def _executable(bundle: zipfile.ZipFile, name: str, text: str) -> None:
@@ -160,8 +160,17 @@ def grade_submission(root: Path, settings: GradingSettings) -> Results | None:
     submission = find_submission(root / "submission")
     if submission is None:
         return None
-    report = runner.grade_file(submission, settings.options(hide=(root / "source", root / "results")))
-    return Results.from_report(report)
+    hide = (root / "source", root / "results")
+    results = Results.from_report(runner.grade_file(submission, settings.options(hide=hide)))
+    if settings.bonus is None:
+        return results
+    from grader.grading import efficiency
+
+    return efficiency.assess(submission, results, settings.limits, hide, settings.bonus)
+
+
+def _bonus_in_score(settings: GradingSettings) -> bool:
+    return settings.bonus is not None and settings.bonus.in_gradescope_score
 
 
 def results_for(root: Path, settings: GradingSettings) -> dict:
@@ -169,7 +178,7 @@ def results_for(root: Path, settings: GradingSettings) -> dict:
     results = grade_submission(root, settings)
     if results is None:
         return gradescope_json.missing_submission()
-    return gradescope_json.for_gradescope_run(results, settings.hidden_visibility)
+    return gradescope_json.for_gradescope_run(results, settings.hidden_visibility, _bonus_in_score(settings))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run_autograder: the grader could not grade this submission: {exc}", file=sys.stderr)
         return 1
     results = (gradescope_json.missing_submission() if graded is None
-               else gradescope_json.for_gradescope_run(graded, settings.hidden_visibility))
+               else gradescope_json.for_gradescope_run(graded, settings.hidden_visibility, _bonus_in_score(settings)))
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     score = 0.0 if graded is None else graded.score

@@ -57,6 +57,8 @@ class GradingSettings:
     allow_weak_isolation: bool = False
     #: Gradescope only: when students see the hidden tests' entries.
     hidden_visibility: str = rubric.DEFAULT_HIDDEN_VISIBILITY
+    #: The rubric's [bonus] table (efficiency bonus), if it has one.
+    bonus: rubric.BonusRule | None = None
 
     def options(self, hide: tuple[Path, ...] = ()) -> GradeOptions:
         """The runner's options for one file (hidden tests whenever the reference is installed)."""
@@ -82,6 +84,9 @@ def to_toml(settings: GradingSettings) -> str:
     lines += [f"{f.name} = {_toml_value(getattr(settings.limits, f.name))}" for f in dataclasses.fields(Limits)]
     lines += ["", "[grading]", f"allow_weak_isolation = {_toml_value(settings.allow_weak_isolation)}",
               f"hidden_visibility = {_toml_value(settings.hidden_visibility)}"]
+    if settings.bonus is not None:
+        lines += ["", "[bonus]"] + [f"{f.name} = {_toml_value(getattr(settings.bonus, f.name))}"
+                                    for f in dataclasses.fields(rubric.BonusRule)]
     return "\n".join(lines) + "\n"
 
 
@@ -121,17 +126,12 @@ def load(path: Path) -> GradingSettings:
     if visibility not in VISIBILITIES:
         raise SettingsError(f"{path}: [grading] hidden_visibility {visibility!r}: choose one of "
                             f"{', '.join(VISIBILITIES)}")
-    return GradingSettings(points, limits, weak, visibility)
+    return GradingSettings(points, limits, weak, visibility, rubric.load_bonus(path))
 
 
 def grader_version() -> str:
     """SHA-256 of the grader's and the reference's sources: any change of a test changes it."""
-    digest = hashlib.sha256()
-    for package in ("grader", "reference"):
-        for source in sorted((PACKAGE_ROOT / package).glob("*.py")):
-            digest.update(f"{package}/{source.name}\0".encode())
-            digest.update(source.read_bytes())
-    return digest.hexdigest()
+    return paths.source_digest(PACKAGE_ROOT)
 
 
 def cache_key(submission: bytes, settings: GradingSettings) -> str:

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from grader.grading import audit
-from grader.grading.runner import PASSED, SET_ASIDE, _Tally, _verdict_without_failure
+from grader.grading.report import PASSED, SET_ASIDE
+from grader.grading.search import Tally, _verdict_without_failure
 from grader.grading.snippets import snippet
 from grader.sandbox import wire
 from grader.sandbox.calls import HelperCall, Returned
@@ -140,10 +141,11 @@ def test_ill_conditioned_reference_answers_blame_nobody():
 
 def test_a_property_whose_cases_were_mostly_set_aside_earns_nothing():
     spoiled = audit.Spoiled("update", "minimum_contact_time", (), "1.0", "2.0")
-    outcome, message, _ = _verdict_without_failure(None, _Tally(passed=1, spoiled=[spoiled, spoiled]))
+    outcome, message, _, cause = _verdict_without_failure(None, Tally(passed=1, spoiled=[spoiled, spoiled]))
     assert outcome == SET_ASIDE and "2 of 3 cases set aside" in message and "fix minimum_contact_time" in message
-    assert _verdict_without_failure(None, _Tally(passed=3, spoiled=[spoiled]))[0] == PASSED
-    assert _verdict_without_failure(None, _Tally(passed=0))[0] == PASSED
+    assert cause is not None and cause.function == "minimum_contact_time"
+    assert _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled]))[0] == PASSED
+    assert _verdict_without_failure(None, Tally(passed=0))[0] == PASSED
 
 
 def test_snippet_reads_back_to_the_same_numbers():

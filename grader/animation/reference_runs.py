@@ -74,7 +74,7 @@ def write(data_dir: Path = DATA_DIR) -> list[Path]:
     data_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for chosen in standard():
-        run = record(reference_step(chosen), chosen)
+        run = record(reference_step(chosen, exact=True), chosen)
         if run.error:
             raise RuntimeError(f"the reference stopped on {chosen.name}: {run.error}")
         target = data_dir / f"{chosen.name}.npz"
@@ -90,7 +90,7 @@ def disagreement(chosen: Scenario, data_dir: Path = DATA_DIR) -> str:
     kept = stored(chosen, data_dir)
     if kept is None:
         return f"{path_of(chosen.name).name}: missing, or stored for other initial conditions"
-    fresh = record(reference_step(chosen), chosen)
+    fresh = record(reference_step(chosen, exact=True), chosen)
     if fresh.positions.shape != kept.positions.shape:
         return f"{chosen.name}: {len(kept.times)} frames stored, the reference makes {len(fresh.times)}"
     gap = max(float(np.max(np.abs(fresh.positions - kept.positions))),

@@ -200,3 +200,19 @@ def test_the_engine_offers_the_six_functions_of_the_spec():
     for spec in FUNCTIONS:
         params = tuple(inspect.signature(getattr(engine, spec.name)).parameters)
         assert params == spec.params, f"reference.engine.{spec.name}{params} is not the spec's {spec.signature()}"
+
+
+def test_the_oracle_moves_large_gases_with_the_engine_and_small_ones_with_the_search(monkeypatch):
+    from grader.properties import oracle as grader_oracle
+
+    moved: list[int] = []
+    monkeypatch.setattr(engine, "update", lambda x, *args: moved.append(len(x)) or oracle.update(x, *args))
+    grader_oracle.reference.cache_clear()
+    try:
+        for n in (10, grader_oracle.ENGINE_FROM_GRAINS):
+            gas = random_gas(n=n, seed=1, packing=0.2, r=0.9, speed=1.0)
+            x, v = gas.x.copy(), gas.v.copy()
+            grader_oracle.reference().update(x, v, gas.R, gas.m, gas.w, np.array([-1, -1]), gas.r, 0.3, 0.0)
+    finally:
+        grader_oracle.reference.cache_clear()
+    assert moved == ([grader_oracle.ENGINE_FROM_GRAINS] if engine.COMPILED else [])

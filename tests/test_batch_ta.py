@@ -338,3 +338,16 @@ def test_the_nbgrader_cache_key_changes_with_any_file_of_the_grader(tmp_path, mo
     key = course_settings.cache_key(b"submission", course_settings.GradingSettings())
     (tmp_path / "grader" / "properties" / "hidden.py").write_text("A = 2\n")
     assert course_settings.cache_key(b"submission", course_settings.GradingSettings()) != key
+
+
+def test_a_file_one_folder_too_deep_is_pointed_to_but_not_through_a_link(tmp_path):
+    (tmp_path / "deep" / "hw3").mkdir(parents=True)
+    (tmp_path / "deep" / "hw3" / "granularGas.py").write_text(TINY)
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "granularGas.py").write_text(TINY)
+    (tmp_path / "linked" / "sub").symlink_to(tmp_path / "elsewhere")
+    found = {s.student: s for s in scan(tmp_path).submissions}
+    assert found["deep"].problem == ("no granularGas.py, but hw3/granularGas.py one folder down: move it up, into "
+                                     "the student's folder") and found["deep"].source is None
+    assert found["linked"].problem == "no granularGas.py"

@@ -39,6 +39,8 @@ from grader.spec import FILE_NAME
 MAX_BYTES = 1024**2
 #: Entries of a student's folder looked at for a misnamed file (a folder of a million files costs no more).
 MAX_ENTRIES_LOOKED_AT = 1000
+#: Sub-folders of a student's folder looked into for a granularGas.py handed in one folder too deep.
+FOLDERS_LOOKED_INTO = 8
 #: Longest file name quoted in a status.
 MAX_NAME_SHOWN = 60
 
@@ -198,7 +200,9 @@ def _instead(dir_fd: int, wanted: str, accept: bool) -> str:
     if accept and len(python) == 1:
         return python[0].name
     if not entries:
-        raise _Unusable(f"no {wanted}")
+        deeper = _one_folder_down(dir_fd, wanted)
+        raise _Unusable(f"no {wanted}, but {deeper}/{wanted} one folder down: move it up, into the student's "
+                        "folder" if deeper else f"no {wanted}")
     if len(python) > 1:
         names = ", ".join(_text(e.name) for e in python[:3]) + (", ..." if len(python) > 3 else "")
         raise _Unusable(f"no {wanted}, but {len(python)} .py files ({names}): rename the one to grade to {wanted}"
@@ -212,6 +216,24 @@ def _instead(dir_fd: int, wanted: str, accept: bool) -> str:
     if found.name.casefold() == wanted.casefold():
         raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted} (capitals matter)")
     raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted}, or grade it as it is with --accept-single-py")
+
+
+def _one_folder_down(dir_fd: int, wanted: str) -> str:
+    """The (shown) name of a sub-folder holding ``wanted``, if one of the first few does; never through a link."""
+    with os.scandir(dir_fd) as scan_:
+        folders = sorted(e.name for _, e in zip(range(MAX_ENTRIES_LOOKED_AT), scan_, strict=False)
+                         if e.is_dir(follow_symlinks=False))
+    for name in folders[:FOLDERS_LOOKED_INTO]:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        except OSError:
+            continue
+        try:
+            if _exists(fd, wanted):
+                return _text(name)
+        finally:
+            os.close(fd)
+    return ""
 
 
 def _student_name(entry: str) -> str:

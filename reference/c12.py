@@ -370,17 +370,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _plotting(folder: str | None, fmt: str) -> Any:
     """The plotting module if figures were asked for, after checking --format (before any work)."""
-    if folder is None:
-        if fmt != "png":
-            raise C12Error(f"--format {fmt} goes with --plots DIR")
-        return None
-    try:
-        from reference import c12_plots, figures
-    except ImportError as exc:
-        raise C12Error(f"--plots cannot load the plotting code ({exc}); it needs matplotlib: "
-                       "pip install matplotlib") from None
-    figures.check_format(fmt, C12Error)
-    return c12_plots
+    from reference import figures
+
+    return figures.plotting(folder, fmt, "c12_plots", C12Error)
 
 
 if __name__ == "__main__":

@@ -316,17 +316,9 @@ def check_arguments(grains: int, collisions_per_grain: float) -> None:
 
 def _plotting(folder: str | None, fmt: str) -> Any:
     """The plotting module if figures were asked for, after checking --format (before any work)."""
-    if folder is None:
-        if fmt != "png":
-            raise CoolingError(f"--format {fmt} goes with --plots DIR")
-        return None
-    try:
-        from reference import cooling_plots, figures
-    except ImportError as exc:
-        raise CoolingError(f"--plots cannot load the plotting code ({exc}); it needs matplotlib: "
-                           "pip install matplotlib") from None
-    figures.check_format(fmt, CoolingError)
-    return cooling_plots
+    from reference import figures
+
+    return figures.plotting(folder, fmt, "cooling_plots", CoolingError)
 
 
 if __name__ == "__main__":

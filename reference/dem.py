@@ -214,15 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", default="png", help="figure format: png (default), svg or pdf")
     args = parser.parse_args(argv)
     try:
-        if args.plots is None:
-            if args.format != "png":
-                raise DEMError(f"--format {args.format} goes with --plots DIR")
-        else:
-            try:
-                from reference import dem_plots
-            except ImportError as exc:
-                raise DEMError(f"--plots cannot load the plotting code ({exc}); it needs matplotlib: "
-                               "pip install matplotlib") from None
+        from reference import figures
+
+        dem_plots = figures.plotting(args.plots, args.format, "dem_plots", DEMError)
+        if dem_plots is not None:
             for path in dem_plots.write_plots(Path(args.plots), args.format):
                 print(f"wrote {path}", file=sys.stderr)
         if args.json or not args.plots:

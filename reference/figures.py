@@ -6,7 +6,9 @@ imported only when a figure is made, so the benchmark solutions run without it.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 #: The figure formats ``--format`` accepts; png is raster, svg and pdf are vector.
@@ -31,6 +33,22 @@ def check_format(fmt: str, error: type[Exception]) -> str:
     if clean not in FORMATS:
         raise error(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
     return clean
+
+
+def plotting(folder: str | None, fmt: str, module: str, error: type[Exception]) -> ModuleType | None:
+    """The plotting module ``reference.<module>`` if figures were asked for (``folder``), after checking --format
+    (before any work); ``error`` naming what to fix: a format without --plots, an unknown format, no matplotlib."""
+    if folder is None:
+        if fmt != "png":
+            raise error(f"--format {fmt} goes with --plots DIR")
+        return None
+    try:
+        plots = importlib.import_module(f"reference.{module}")
+    except ImportError as exc:
+        raise error(f"--plots cannot load the plotting code ({exc}); it needs matplotlib: "
+                    "pip install matplotlib") from None
+    check_format(fmt, error)
+    return plots
 
 
 def prepare_folder(folder: Path, error: type[Exception]) -> Path:

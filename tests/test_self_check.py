@@ -129,17 +129,17 @@ def test_the_statement_order_is_the_order_its_sections_build_the_functions():
     # minimum_contact_time is found inside update's section, before update's loop is complete.
     built.remove("minimum_contact_time")
     built.insert(built.index("update"), "minimum_contact_time")
-    assert tuple(built) + spec.SCENARIO_NAMES == runner.STATEMENT_ORDER
-    assert sorted(runner.STATEMENT_ORDER) == sorted(spec.ITEM_NAMES)
+    assert tuple(built) + spec.SCENARIO_NAMES == spec.STATEMENT_ORDER
+    assert sorted(spec.STATEMENT_ORDER) == sorted(spec.ITEM_NAMES)
 
 
 def test_the_report_follows_the_statement_order():
     results = [_result(p, passed=p.item in ("contact_time_grains", "update")) for p in reversed(PROPERTIES)]
     text = as_text(_report(results))
     table = [line.split()[0] for line in text.splitlines() if re.match(r"  \w+ +[\d.]+ / ", line)]
-    assert table == list(runner.STATEMENT_ORDER)
+    assert table == list(spec.STATEMENT_ORDER)
     failed = [line.split()[1].rstrip(":") for line in text.splitlines() if line.startswith("FAILED ")]
-    assert failed == sorted(failed, key=runner.STATEMENT_ORDER.index) and failed
+    assert failed == sorted(failed, key=spec.STATEMENT_ORDER.index) and failed
 
 
 # -- failures -----------------------------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def test_only_the_first_failing_items_are_in_full_the_later_ones_named():
     results = [_result(p, message=f"{p.item} is wrong", snippet="print(1)\n") for p in functions]
     text = as_text(_report(results))
     assert text.count("smallest failing input") == terminal.DETAILED_ITEMS
-    for name in runner.STATEMENT_ORDER[terminal.DETAILED_ITEMS:len(spec.FUNCTION_NAMES)]:
+    for name in spec.STATEMENT_ORDER[terminal.DETAILED_ITEMS:len(spec.FUNCTION_NAMES)]:
         tests = ", ".join(p.name for p in functions if p.item == name)
         assert f"FAILED {name}: {tests}\n  {name} is wrong\n" in text
     assert len(text.splitlines()) < 60

@@ -36,8 +36,6 @@ from grader.spec.limits import Limits
 GRADING_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "contact_solve_wall",
                                   "contact_solve_grains", "minimum_contact_time", "update", *spec.SCENARIO_NAMES)
 
-#: Reports follow the statement's order (declared in the spec).
-STATEMENT_ORDER = spec.STATEMENT_ORDER
 
 
 
@@ -52,7 +50,7 @@ def all_properties(hidden: bool) -> list[Property]:
         from grader.properties import hidden as hidden_props  # absent from the student kit
 
         properties = properties + hidden_props.PROPERTIES
-    order = {name: k for k, name in enumerate(STATEMENT_ORDER)}
+    order = {name: k for k, name in enumerate(spec.STATEMENT_ORDER)}
     return sorted(properties, key=lambda p: (order[p.item], p.hidden))
 
 
@@ -79,8 +77,8 @@ def chosen(only: tuple[str, ...]) -> tuple[str, ...]:
     wrong = [name for name in only if name not in spec.ITEM_NAMES]
     if wrong:
         raise UsageError(f"--only {wrong[0]}: not a function or scenario of the assignment; choose from "
-                         + ", ".join(STATEMENT_ORDER))
-    return tuple(name for name in STATEMENT_ORDER if name in only)
+                         + ", ".join(spec.STATEMENT_ORDER))
+    return tuple(name for name in spec.STATEMENT_ORDER if name in only)
 
 
 def status_of(report_results: list[TestResult], import_failure: SubmissionError | None) -> str:

@@ -14,12 +14,12 @@ import textwrap
 from dataclasses import asdict, dataclass
 
 from grader import spec
+from grader.grading.report import SET_ASIDE
 from grader.grading.results import Results, TestRecord, boolean, number, objects, optional, string, strings
 from grader.reports.feedback import points
 
 #: The runner's outcome of a test whose cases rested on a wrong helper: its
 #: message quotes the reference's answer for that helper call.
-SET_ASIDE = "set aside"
 SET_ASIDE_MESSAGE = ("set aside: its cases rested on a wrong answer of another of your functions, which fails its "
                      "own tests; fix that function first")
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 from grader import spec
 from grader.grading.causes import MISSING, NOT_WRITTEN, WRONG, Cause
-from grader.grading.runner import STATEMENT_ORDER, GradeReport, TestResult
+from grader.grading.report import GradeReport, TestResult
 from grader.reports.feedback import points
+from grader.spec import STATEMENT_ORDER
 
 #: Characters of a failure's message shown after the first failure of an item.
 SHORT_MESSAGE = 240

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grader.grading.runner import GradeReport
+from grader.grading.report import GradeReport
 from grader.reports import terminal
 
 

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reference import validation as validate
 from reference.contacts import wall_frame
 from reference.engine_core import COLLAPSED, run
 from reference.engine_heap import COMPILED
@@ -53,6 +52,7 @@ from reference.vectorised import (
     contact_time_grains,
     contact_time_walls,
     minimum_contact_time,
+    update_with,
 )
 
 #: Cells are this much (relative) wider than the largest contact distance, so that round-off in a grain's cell
@@ -170,12 +170,7 @@ def update(x, v, R, m, w, indexOld, r, dt, t) -> float:
 
     Raises InelasticCollapseError (x, v and indexOld untouched) when contacts pile up without end.
     """
-    args = validate.update_arguments(x, v, R, m, w, indexOld, r, dt, t)
-    result = advance(*args)
-    x[...] = result.x
-    v[...] = result.v
-    indexOld[0], indexOld[1] = result.last
-    return args.t + args.dt
+    return update_with(advance, x, v, R, m, w, indexOld, r, dt, t)
 
 
 __all__ = [

@@ -10,6 +10,9 @@ agreement. Instructors only: never give this to students.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from reference import validation as validate
@@ -70,8 +73,14 @@ def update(x, v, R, m, w, indexOld, r, dt, t) -> float:
     of contacts fits in one dt. Raises InelasticCollapseError when contacts
     pile up without end.
     """
+    return update_with(advance, x, v, R, m, w, indexOld, r, dt, t)
+
+
+def update_with(move: Callable[..., Any], x, v, R, m, w, indexOld, r, dt, t) -> float:
+    """``update`` through ``move`` (an ``advance``: events.advance, or the engine's): the homework's argument
+    checks, then the new x, v and indexOld written into the caller's arrays; t + dt."""
     args = validate.update_arguments(x, v, R, m, w, indexOld, r, dt, t)
-    result = advance(*args)
+    result = move(*args)
     x[...] = result.x
     v[...] = result.v
     indexOld[0], indexOld[1] = result.last

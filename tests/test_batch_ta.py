@@ -347,7 +347,11 @@ def test_a_file_one_folder_too_deep_is_pointed_to_but_not_through_a_link(tmp_pat
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "granularGas.py").write_text(TINY)
     (tmp_path / "linked" / "sub").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "evil" / "\x1b[31mhw").mkdir(parents=True)
+    (tmp_path / "evil" / "\x1b[31mhw" / "granularGas.py").write_text(TINY)
     found = {s.student: s for s in scan(tmp_path).submissions}
     assert found["deep"].problem == ("no granularGas.py, but hw3/granularGas.py one folder down: move it up, into "
                                      "the student's folder") and found["deep"].source is None
     assert found["linked"].problem == "no granularGas.py"
+    # The folder's name is the student's text: escaped before it reaches the status.
+    assert "\x1b" not in found["evil"].problem and "\\x1b[31mhw/granularGas.py" in found["evil"].problem

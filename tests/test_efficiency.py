@@ -167,3 +167,21 @@ def test_a_gradescope_bundle_carries_the_rubrics_bonus(tmp_path):
     plain = gradescope.settings_from("visible", None)
     written.write_text(course_settings.to_toml(plain))
     assert plain.bonus is None and course_settings.load(written).bonus is None
+
+
+def test_a_file_of_constants_earns_no_bonus_and_no_points_from_the_new_options(tmp_path, capsys):
+    """check --efficiency with a [bonus] rubric, and check --only, on a real file that only returns constants."""
+    import json
+
+    from grader.commands import cli
+
+    constants = Path(__file__).resolve().parent / "submissions" / "trivial_constants.py"
+    rubric_file = tmp_path / "rubric.toml"
+    points = "".join(f"{name} = {value}\n" for name, value in rubric.default_points().items())
+    rubric_file.write_text(f"[points]\n{points}[bonus]\nexponent_below = 100\npoints = 5\nin_gradescope_score = true\n")
+    out = tmp_path / "results.json"
+    assert cli.main(["check", str(constants), "--efficiency", "--rubric", str(rubric_file), "--json", str(out),
+                     "--only", "minimum_contact_time", "--only", "update", "--quiet"]) == 1
+    written = json.loads(out.read_text())
+    assert written["score"] == 0 and written["extra_data"]["bonus"] == 0
+    assert written["extra_data"]["efficiency"]["exponent"] is None

@@ -331,9 +331,17 @@ class ImportAttacks:
     temp_before: frozenset[str]
 
 
+#: What a submission must not read: the reference, the hidden tests, the reference's stored runs (data in the grader
+#: package), the engine, and the corpus's pinned grades.
+SECRET_FILES = (REPO / "reference" / "granularGas.py", REPO / "grader" / "properties" / "hidden.py",
+                REPO / "grader" / "animation" / "reference_data" / "gas.npz", REPO / "reference" / "engine.py",
+                REPO / "tests" / "corpus_grades.json")
+
+
 def steal_the_reference() -> str:
-    return (f"try:\n    print('READ OK', len(open({str(REPO / 'reference' / 'granularGas.py')!r}).read()))\n"
-            "except OSError as exc:\n    print('NOREAD', exc)\n"
+    return (f"for secret in {[str(s) for s in SECRET_FILES]!r}:\n"
+            "    try:\n        print('READ OK', secret, len(open(secret, 'rb').read()))\n"
+            "    except OSError as exc:\n        print('NOREAD', exc)\n"
             f"sys.path.insert(0, {str(REPO)!r})\n"
             "try:\n    import reference.granularGas\n    print('IMPORTED')\nexcept ImportError:\n    pass\n")
 
@@ -396,7 +404,8 @@ def import_attacks(tmp_path_factory) -> ImportAttacks:
 @needs_namespaces
 def test_the_reference_can_be_neither_imported_nor_read(import_attacks: ImportAttacks):
     output = import_attacks.report.output
-    assert "NOREAD" in output and "READ OK" not in output and "IMPORTED" not in output
+    assert output.count("NOREAD") == len(SECRET_FILES) and "READ OK" not in output and "IMPORTED" not in output
+    assert all(secret.exists() for secret in SECRET_FILES)  # each was there to be stolen
     lost_only(import_attacks.report)
 
 

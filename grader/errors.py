@@ -25,3 +25,7 @@ class SandboxFault(GraderError):
 
 class IsolationTooWeak(GraderError):
     """Hidden tests were asked for, but no isolation strong enough to keep them secret is in force."""
+
+
+class CacheError(GraderError):
+    """A cache folder is not the grading user's alone; the message says what to fix."""

@@ -1,5 +1,6 @@
 """The corpus's grades, pinned: tests/corpus_grades.json holds, for every file of tests/submissions/*.py and
-examples/submissions/*, its score, its points per rubric item, its status and the outcome of every test.
+examples/submissions/*, its score, its points per rubric item, its status, the outcome of every test and the
+message and snippet of every failing test.
 
     python tests/pin_corpus.py --write        # grade every file, write the pin
     python tests/pin_corpus.py --check        # grade every file, print what differs from the pin
@@ -60,6 +61,8 @@ def record_of(report: Any) -> dict[str, Any]:
         "imports": report.import_error is None,
         "items": {item: [round(s, DECIMALS), round(m, DECIMALS)] for item, (s, m) in report.by_item().items()},
         "tests": {r.prop.id: r.outcome for r in report.results},
+        # What the student reads: the same smallest failing case, message and reproduction.
+        "reports": {r.prop.id: [r.message, r.snippet] for r in report.results if r.message or r.snippet},
     }
 
 
@@ -76,7 +79,7 @@ def differences(pinned: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     """What differs between two records, one line per field (empty: the same grade)."""
     lines = [f"{field}: pinned {pinned.get(field)!r}, now {fresh.get(field)!r}"
              for field in ("score", "max_score", "status", "imports") if pinned.get(field) != fresh.get(field)]
-    for group in ("items", "tests"):
+    for group in ("items", "tests", "reports"):
         before, after = pinned.get(group, {}), fresh.get(group, {})
         for name in sorted(set(before) | set(after)):
             if before.get(name) != after.get(name):

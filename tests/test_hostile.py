@@ -22,7 +22,9 @@ import numpy as np
 import pytest
 
 from grader.errors import IsolationTooWeak, SandboxFault
-from grader.grading.runner import GradeOptions, GradeReport, grade_file, status_of
+from grader.grading import cases
+from grader.grading.cases import CaseBook
+from grader.grading.runner import GradeOptions, GradeReport, all_properties, grade_file, status_of
 from grader.properties import oracle
 from grader.sandbox import isolation, wire
 from grader.sandbox.channel import CallTimeout, ChildDied
@@ -332,14 +334,22 @@ class ImportAttacks:
 
 
 #: What a submission must not read: the reference, the hidden tests, the reference's stored runs (data in the grader
-#: package), the engine, and the corpus's pinned grades.
+#: package), the engine, the corpus's pinned grades, and the cases drawn for the hidden tests (the user's cache).
 SECRET_FILES = (REPO / "reference" / "granularGas.py", REPO / "grader" / "properties" / "hidden.py",
                 REPO / "grader" / "animation" / "reference_data" / "gas.npz", REPO / "reference" / "engine.py",
                 REPO / "tests" / "corpus_grades.json")
 
 
+def drawn_cases_file() -> Path:
+    """The file of cases this grader draws for every property, hidden ones included (drawn now if need be)."""
+    CaseBook.drawn(all_properties(hidden=True), on_disk=True)
+    found = cases.cache_file()
+    assert found is not None and found.exists()
+    return found
+
+
 def steal_the_reference() -> str:
-    return (f"for secret in {[str(s) for s in SECRET_FILES]!r}:\n"
+    return (f"for secret in {[str(s) for s in SECRET_FILES + (drawn_cases_file(),)]!r}:\n"
             "    try:\n        print('READ OK', secret, len(open(secret, 'rb').read()))\n"
             "    except OSError as exc:\n        print('NOREAD', exc)\n"
             f"sys.path.insert(0, {str(REPO)!r})\n"
@@ -404,7 +414,7 @@ def import_attacks(tmp_path_factory) -> ImportAttacks:
 @needs_namespaces
 def test_the_reference_can_be_neither_imported_nor_read(import_attacks: ImportAttacks):
     output = import_attacks.report.output
-    assert output.count("NOREAD") == len(SECRET_FILES) and "READ OK" not in output and "IMPORTED" not in output
+    assert output.count("NOREAD") == len(SECRET_FILES) + 1 and "READ OK" not in output and "IMPORTED" not in output
     assert all(secret.exists() for secret in SECRET_FILES)  # each was there to be stolen
     lost_only(import_attacks.report)
 

@@ -20,9 +20,10 @@ from pathlib import Path
 
 from grader import spec
 from grader.errors import IsolationTooWeak, UsageError
+from grader.grading.cases import CaseBook, draw_without_local_constants
 from grader.grading.causes import NO_IMPORT, Cause
 from grader.grading.report import CRASHED, FAILED, PASSED, TIMEOUT, GradeReport, TestResult
-from grader.grading.search import draw_without_local_constants, run_property
+from grader.grading.search import run_property
 from grader.properties import oracle
 from grader.properties.property import Property
 from grader.sandbox import client as sandboxes
@@ -107,6 +108,12 @@ def check_isolation(options: GradeOptions, hidden: bool) -> isolation.Probe:
     return probe
 
 
+def cases_on_disk(strong: bool, hidden: bool) -> bool:
+    """Whether to use the cache of drawn cases: a submission under weak isolation may write the user's files, so
+    the cache is not trusted with hidden tests then (they draw their cases afresh)."""
+    return strong or not hidden
+
+
 def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> GradeReport:
     """Grade the granularGas.py at ``path``: the one grading function every command calls.
 
@@ -127,15 +134,18 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     results: list[TestResult] = []
     failed_items: set[str] = set()
     with Sandbox(path, options.limits, options.hide) as sandbox:
+        book = (None if sandbox.import_failure is not None
+                else CaseBook.drawn(properties, on_disk=cases_on_disk(probe.strong, hidden)))
         for prop in sorted(properties, key=lambda p: order[p.item]):
             weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()
             cause: Cause | None
-            if sandbox.import_failure is not None:
+            if book is None:
                 # Final, and the same for every test: no search (it would only repeat the failure).
                 outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
             else:
-                outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}))
+                outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
+                                                              book.cases(prop))
             if outcome != PASSED:
                 failed_items.add(prop.item)
             results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",

@@ -8,14 +8,15 @@ aside; a timeout or a crash ends the search of its property only.
 
 from __future__ import annotations
 
-import pickle
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import find
 from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
 from grader.grading import audit
+from grader.grading.cases import case_key, hypothesis_settings
 from grader.grading.causes import Cause, cause_of, wrong_helper
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT
 from grader.grading.snippets import snippet
@@ -57,41 +58,6 @@ class Tally:
     spoiled: list[audit.Spoiled] = field(default_factory=list)
 
 
-def draw_without_local_constants() -> None:
-    """Make what Hypothesis draws depend on the strategies only.
-
-    Hypothesis mixes into its draws the literals it finds in the source of
-    the "local" modules loaded (those outside site-packages), so one property
-    could draw other inputs in the student kit (installed, without the hidden
-    tests) than at grading (a checkout), or after any edit of the grader.
-    There is no setting for it: replace the internal collector by an empty
-    pool (checked by tests/test_grader_corpus.py). Done when grading starts,
-    not at import.
-    """
-    try:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
-    except ImportError:  # pragma: no cover - a Hypothesis without the feature
-        return
-    empty = Constants()
-    providers._get_local_constants = lambda: empty
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if cache is not None:
-        cache.cache.clear()
-
-
-def hypothesis_settings(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.generate, Phase.shrink],
-        report_multiple_bugs=False,
-    )
-
-
 def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> audit.Spoiled | None:
     """The helper proved wrong in this failing case, if any (only with the reference installed)."""
     if not suspects or not oracle.available():
@@ -113,12 +79,9 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
     return None
 
 
-def _case_key(case: Any) -> bytes:
-    """A case's identity by value (Hypothesis replays its smallest failure as an equal, new object)."""
-    try:
-        return pickle.dumps(case)
-    except Exception:  # noqa: BLE001 - a case pickle refuses: its repr is the next best identity
-        return repr(case).encode()
+#: What one case gave: the property held (or the case could not test it), it failed, it was set aside, or the
+#: child stopped (timeout, crash).
+HELD, BROKEN, SPOILED, STOPPED = "held", "broken", "spoiled", "stopped"
 
 
 class Search:
@@ -128,50 +91,80 @@ class Search:
     "fails", so that find ends at once: raising out of it would make it replay the case), and stops shrinking after
     ``prop.shrink_cases`` cases (new candidates then "hold" and cases that failed still fail, so the search ends on
     a real failure).
+
+    known: what the cases already replayed gave, by case key: ``find`` then meets them again without calling the
+    child, and every count comes out as if it had searched from the start.
     """
 
-    def __init__(self, sandbox: Sandbox, prop: Property, suspects: frozenset[str]) -> None:
+    def __init__(self, sandbox: Sandbox, prop: Property, suspects: frozenset[str],
+                 known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None) -> None:
         self.session, self.prop, self.suspects = Session(sandbox), prop, suspects
         self.tally = Tally()
         self.stopped: list[Stopped] = []
         self.shrinking = 0  # cases tried since the first failure
         self.failed: set[bytes] = set()
+        self.known = known or {}
+        self.seen: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
 
     def __call__(self, case: Any) -> bool:
         if self.shrinking:
             self.shrinking += 1
             if self.shrinking > self.prop.shrink_cases:
-                return _case_key(case) in self.failed
+                return case_key(case) in self.failed
         if self.stopped:
             return True
+        key = case_key(case)
+        verdict = self.known.get(key) or self._verify(case)
+        self.seen[key] = verdict
+        kind, spoiled = verdict
+        if kind == HELD:
+            return False
+        if kind == SPOILED:
+            assert spoiled is not None
+            self.tally.spoiled.append(spoiled)
+            return False
+        if kind == BROKEN:
+            self.shrinking = max(self.shrinking, 1)
+            self.failed.add(key)
+        return True
+
+    def _verify(self, case: Any) -> tuple[str, audit.Spoiled | None]:
         self.session.new_case()
         try:
             self.prop.verify(self.session, case)
         except Discard:
-            return False
+            return HELD, None
         except (CallTimeout, ChildDied, ProtocolViolation) as exc:
             self.stopped.append(Stopped(exc, list(self.session.trace)))
-            return True
+            return STOPPED, None
         except (PropertyFailed, SubmissionError):
             spoiled = _set_aside(self.session, self.prop, self.suspects)
-            if spoiled is None:
-                self.shrinking = max(self.shrinking, 1)
-                self.failed.add(_case_key(case))
-                return True
-            self.tally.spoiled.append(spoiled)
-            return False
+            return (BROKEN, None) if spoiled is None else (SPOILED, spoiled)
         self.tally.passed += 1
-        return False
+        return HELD, None
 
 
-def run_property(sandbox: Sandbox, prop: Property,
-                 suspects: frozenset[str] = frozenset()) -> tuple[str, str, str, Cause | None]:
+Verdict = tuple[str, str, str, Cause | None]
+
+
+def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
+                 cases: Iterable[Any] | None = None) -> Verdict:
     """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
     case that rests on a wrong answer of one of them is set aside.
+    cases: the cases ``find`` draws for this property (grader.grading.cases), replayed first; Hypothesis
+    searches only if one of them fails, and then meets the replayed ones again without calling the child.
     """
-    search = Search(sandbox, prop, suspects)
+    known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
+    if cases is not None:
+        replay = Search(sandbox, prop, suspects)
+        if not any(replay(case) for case in cases):
+            return _verdict_without_failure(prop, replay.tally)
+        if replay.stopped:
+            return _stopped(replay.stopped[0])
+        known = replay.seen
+    search = Search(sandbox, prop, suspects, known)
     try:
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
@@ -180,9 +173,7 @@ def run_property(sandbox: Sandbox, prop: Property,
         return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
                         "(does the function keep state between calls, or use randomness?)"), "", None
     if search.stopped:
-        stop = search.stopped[0]
-        kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
-        return kind, str(stop.error), snippet(stop.trace[-1:]), None
+        return _stopped(search.stopped[0])
     session = search.session
     session.new_case()
     try:
@@ -195,7 +186,12 @@ def run_property(sandbox: Sandbox, prop: Property,
     return FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None
 
 
-def _verdict_without_failure(prop: Property, tally: Tally) -> tuple[str, str, str, Cause | None]:
+def _stopped(stop: Stopped) -> Verdict:
+    kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
+    return kind, str(stop.error), snippet(stop.trace[-1:]), None
+
+
+def _verdict_without_failure(prop: Property, tally: Tally) -> Verdict:
     """No counted case failed: the property holds, unless its cases were mostly set aside."""
     if not tally.spoiled or tally.passed > len(tally.spoiled):
         return PASSED, "", "", None

@@ -92,21 +92,55 @@ def _stat(pid: str) -> tuple[int, int] | None:
         return None
 
 
+def _children(pid: int) -> set[int] | None:
+    """The children of ``pid`` (every thread's), from /proc; None if the kernel does not list them."""
+    found: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
+                found.update(int(child) for child in f.read().split())
+    except FileNotFoundError:
+        return None if os.path.exists(f"/proc/{pid}") else set()
+    except (OSError, ValueError):
+        return set()
+    return found
+
+
 class ProcessTree:
     """The processes descending from one root, kept up to date at little cost.
 
-    Each refresh lists /proc and reads only the processes that appeared since
-    the last one (is its parent in the tree?) and the members. A member stays
-    one while it lives, even when an orphan is adopted outside the tree. A
-    process that ends is counted in its parent's reaped-children time once
-    waited for; one that ends unreaped stays a zombie, still readable.
+    Each refresh walks down from the members through the kernel's lists of
+    children (/proc/PID/task/TID/children): a few small reads for a tree of a
+    few processes. Where the kernel keeps no such list, it lists /proc and
+    reads only the processes that appeared since the last refresh (is its
+    parent in the tree?). A member stays one while it lives, even when an
+    orphan is adopted outside the tree. A process that ends is counted in its
+    parent's reaped-children time once waited for; one that ends unreaped
+    stays a zombie, still readable.
     """
 
     def __init__(self, root: int) -> None:
         self.members = {root}
         self._seen: set[int] = set()
+        self._lists_children = True
 
     def refresh(self) -> None:
+        if self._lists_children:
+            pending, walked = set(self.members), set()
+            while pending:
+                pid = pending.pop()
+                walked.add(pid)
+                children = _children(pid)
+                if children is None:  # no children lists on this kernel: list /proc from now on
+                    self._lists_children = False
+                    break
+                pending |= children - walked
+            else:
+                self.members |= walked
+                return
+        self._refresh_by_listing()
+
+    def _refresh_by_listing(self) -> None:
         listed = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
         new, self._seen = listed - self._seen, listed
         self.members &= listed
@@ -120,21 +154,35 @@ class ProcessTree:
             grown = bool(adopted)
 
     def ticks(self) -> int:
-        """CPU ticks of the members (with their reaped children)."""
-        return sum(found[1] for pid in self.members if (found := _stat(str(pid))) is not None)
+        """CPU ticks of the living members (with their reaped children); the dead are dropped."""
+        total = 0
+        for pid in list(self.members):
+            found = _stat(str(pid))
+            if found is None:
+                self.members.discard(pid)
+            else:
+                total += found[1]
+        return total
 
 
 class CpuMeter:
-    """CPU seconds used by a process tree since the meter started (never less than 0)."""
+    """CPU seconds used by a process tree since ``start`` ticks (never less than 0).
 
-    def __init__(self, tree: ProcessTree) -> None:
+    The channel starts each wait where the last one ended, so that what the
+    child's processes use between calls is charged to the next one, not lost.
+    """
+
+    def __init__(self, tree: ProcessTree, start: int | None = None) -> None:
         self.tree = tree
-        tree.refresh()
-        self._start = tree.ticks()
+        if start is None:
+            tree.refresh()
+            start = tree.ticks()
+        self.start = self.last = start
 
     def seconds(self) -> float:
         self.tree.refresh()
-        return max(0, self.tree.ticks() - self._start) / _TICKS
+        self.last = max(self.last, self.tree.ticks())
+        return max(0, self.last - self.start) / _TICKS
 
 
 def _nonblocking(fd: int) -> None:
@@ -153,10 +201,14 @@ class Channel:
         self._read_bytes = 0
         self._dropped = 0
         self._tree = ProcessTree(process.pid)
+        self._ticks: int | None = None  # the tree's CPU ticks when the last wait ended
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(reply_fd, selectors.EVENT_READ)
         #: CPU seconds the child's processes used during the last exchange (so far, while it runs).
         self.cpu_used = 0.0
 
     def close(self) -> None:
+        self._selector.close()
         for fd in (self.request_fd, self.reply_fd):
             try:
                 os.close(fd)
@@ -173,15 +225,15 @@ class Channel:
         Raises CallTimeout, ChildDied or ProtocolViolation; never blocks past the budget.
         """
         started = time.monotonic()
-        meter = CpuMeter(self._tree)
+        meter = CpuMeter(self._tree, self._ticks)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
         self._samples: collections.deque[tuple[float, float]] = collections.deque()
         pending = memoryview(payload)
         next_check = started + POLL_SECONDS
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.reply_fd, selectors.EVENT_READ)
-            if pending:
-                selector.register(self.request_fd, selectors.EVENT_WRITE)
+        selector = self._selector
+        if pending:
+            selector.register(self.request_fd, selectors.EVENT_WRITE)
+        try:
             while True:
                 for key, _ in selector.select(POLL_SECONDS):
                     if key.fd == self.request_fd:
@@ -199,6 +251,10 @@ class Channel:
                     self._check(meter, started, budget)
                     if self.process.poll() is not None:
                         return self._last_words(request_id, n_args, budget)
+        finally:
+            self._ticks = meter.last
+            if pending:
+                selector.unregister(self.request_fd)
 
     def _write(self, pending: memoryview) -> memoryview:
         try:

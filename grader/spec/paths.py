@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from pathlib import Path
+
+from grader.errors import CacheError
 
 #: The ``grader`` package folder.
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -25,3 +29,14 @@ def source_digest(root: Path = PACKAGE_ROOT) -> str:
                 content = hashlib.sha256(source.read_bytes()).digest()
                 digest.update(len(relative).to_bytes(4, "big") + relative + content)
     return digest.hexdigest()
+
+
+def private_folder(folder: Path, what: str) -> Path:
+    """``folder``, created 0700; CacheError if another user owns it or may write in it (what it holds could be
+    forged). OSError if it cannot be made."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = folder.stat()
+    if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheError(f"{what} {folder}: it must belong to the grading user and be writable by nobody "
+                         f"else (chmod 700 {folder}, or delete it)")
+    return folder

@@ -10,36 +10,23 @@ limit is graded again. Only the student's view is kept (no hidden details).
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
-from grader.errors import GraderError
+from grader.errors import CacheError
 from grader.grading.results import ResultsError
 from grader.reports.student_view import StudentView
+from grader.spec.paths import private_folder
+
+__all__ = ["CACHE_DIR", "CacheError", "ResultCache"]
 
 CACHE_DIR = Path(".granular_grader") / "cache"
-
-
-class CacheError(GraderError):
-    """The cache folder is not the TA's alone; the message says what to fix."""
-
-
-def _private_folder(folder: Path) -> Path:
-    """``folder``, created 0700; refused if another user owns it or may write in it."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    info = folder.stat()
-    if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise CacheError(f"grade cache {folder}: it must belong to the grading user and be writable by nobody "
-                         f"else (chmod 700 {folder}, or delete it)")
-    return folder
 
 
 class ResultCache:
     """Student views by cache key, in a TA-only folder."""
 
     def __init__(self, folder: Path):
-        self.folder = _private_folder(folder)
+        self.folder = private_folder(folder, "grade cache")
 
     def get(self, key: str) -> StudentView | None:
         try:

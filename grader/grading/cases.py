@@ -1,0 +1,198 @@
+"""The inputs Hypothesis draws for each property: drawn once per grader version, then replayed.
+
+With derandomized settings and no example database, what ``find`` draws
+depends only on the strategy, until the first case that fails: every file that
+passes a property is tried on the same cases, in the same order. Drawing them
+is about two thirds of a correct file's grading, so they are drawn once (a
+``find`` whose condition always holds back) and kept, pickled, in a private
+cache folder keyed by the grader's sources and the versions of Python,
+Hypothesis and numpy. Grading replays them (see :mod:`grader.grading.search`);
+only a property that fails goes back to Hypothesis, so the reported smallest
+case is the one ``find`` gives.
+
+The cache is read with an allow-listed unpickler (numpy arrays and the
+properties' own case classes only): a tampered file can change which inputs
+are tried, never run code. It is not used when hidden tests run under weak
+isolation, where the submission might write it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import io
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import hypothesis
+import numpy as np
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+from grader.properties.property import Property
+from grader.spec.paths import private_folder, source_digest
+
+#: Where the cases are kept unless GRANULAR_CACHE_DIR says otherwise.
+CACHE_ENV = "GRANULAR_CACHE_DIR"
+#: Modules whose dataclasses a case may hold (besides numpy arrays and builtins).
+CASE_MODULES = ("grader.properties.", "grader.spec.")
+_NUMPY_GLOBALS = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiarray", "_reconstruct"),
+                  ("numpy._core.multiarray", "_reconstruct")}
+
+
+def cache_folder() -> Path:
+    """GRANULAR_CACHE_DIR, else $XDG_CACHE_HOME/granular-grader, else ~/.cache/granular-grader."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "granular-grader"
+
+
+def version_key() -> str:
+    """What the drawn cases depend on: the grader's sources and the versions of the libraries that draw them."""
+    versions = f"{sys.version_info[:2]} hypothesis {hypothesis.__version__} numpy {np.__version__}"
+    return hashlib.sha256(f"{source_digest()} {versions}".encode()).hexdigest()[:32]
+
+
+class _CaseUnpickler(pickle.Unpickler):
+    """Rebuilds numpy arrays and the properties' case dataclasses; refuses every other global."""
+
+    def find_class(self, module: str, name: str) -> type:
+        if (module, name) in _NUMPY_GLOBALS:
+            return super().find_class(module, name)
+        if module.startswith(CASE_MODULES) and name.isidentifier():
+            found = getattr(importlib.import_module(module), name, None)
+            if isinstance(found, type) and dataclasses.is_dataclass(found):
+                return found
+        raise pickle.UnpicklingError(f"a cached case may not hold {module}.{name}")
+
+
+def draw_without_local_constants() -> None:
+    """Make what Hypothesis draws depend on the strategies only.
+
+    Hypothesis mixes into its draws the literals it finds in the source of
+    the "local" modules loaded (those outside site-packages), so one property
+    could draw other inputs in the student kit (installed, without the hidden
+    tests) than at grading (a checkout), or after any edit of the grader.
+    There is no setting for it: replace the internal collector by an empty
+    pool (checked by tests/test_grader_corpus.py). Done when grading starts,
+    not at import.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # pragma: no cover - a Hypothesis without the feature
+        return
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if cache is not None:
+        cache.cache.clear()
+
+
+def hypothesis_settings(examples: int) -> settings:
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+    )
+
+
+def load_case(blob: bytes) -> object:
+    """A fresh copy of a kept case (a property may change what it is given)."""
+    return _CaseUnpickler(io.BytesIO(blob)).load()
+
+
+def case_key(case: object) -> bytes:
+    """A case's identity by value (Hypothesis replays a failure as an equal, new object)."""
+    try:
+        return pickle.dumps(case, protocol=4)
+    except Exception:  # noqa: BLE001 - a case pickle refuses: its repr is the next best identity
+        return repr(case).encode()
+
+
+def draw(prop: Property) -> list[bytes]:
+    """The cases ``find`` gives the property's condition, in order, when no case fails."""
+    drawn: list[bytes] = []
+
+    def holds_back(case: object) -> bool:
+        drawn.append(case_key(case))
+        return False
+
+    try:
+        find(prop.strategy, holds_back, settings=hypothesis_settings(prop.examples))
+    except (NoSuchExample, Unsatisfiable):
+        pass
+    return drawn
+
+
+class CaseBook:
+    """The drawn cases of some properties, by property id (pickled; :func:`load_case` gives each)."""
+
+    def __init__(self, cases: dict[str, list[bytes]]) -> None:
+        self._cases = cases
+
+    def cases(self, prop: Property) -> Iterator[object] | None:
+        """Fresh copies of the property's cases, in the order ``find`` draws them; None if none were drawn."""
+        blobs = self._cases.get(prop.id)
+        return None if blobs is None else (load_case(blob) for blob in blobs)
+
+    @classmethod
+    def drawn(cls, properties: Iterable[Property], *, on_disk: bool) -> CaseBook:
+        """The cases of ``properties``: read from the cache, the missing ones drawn (and kept, if ``on_disk``).
+
+        A cache folder that another user may write is refused (CacheError); one that cannot be made is done
+        without.
+        """
+        draw_without_local_constants()
+        wanted = list(properties)
+        path = cache_file() if on_disk else None
+        kept = _read(path) if path is not None else {}
+        missing = [p for p in wanted if p.id not in kept]
+        for prop in missing:
+            kept[prop.id] = draw(prop)
+        if missing and path is not None:
+            _write(path, kept)
+        return cls({p.id: kept[p.id] for p in wanted})
+
+
+def cache_file() -> Path | None:
+    """This grader version's file of cases in the private cache folder; None if the folder cannot be made."""
+    try:
+        folder = private_folder(cache_folder(), "case cache")
+    except OSError:
+        return None  # no writable home (a container): draw in memory
+    return folder / f"cases-{version_key()}.pickle"
+
+
+def _read(path: Path) -> dict[str, list[bytes]]:
+    """The kept cases, or nothing if the file is absent or not a book of cases."""
+    try:
+        with open(path, "rb") as stream:
+            book = _CaseUnpickler(stream).load()
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+        return {}
+    if not (isinstance(book, dict) and all(isinstance(k, str) and isinstance(v, list)
+                                           and all(isinstance(b, bytes) for b in v) for k, v in book.items())):
+        return {}
+    return book
+
+
+def _write(path: Path, book: dict[str, list[bytes]]) -> None:
+    """Write the whole book at once (never a half-written file, whoever else writes it meanwhile)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".cases-", delete=False) as stream:
+            pickle.dump(book, stream, protocol=4)
+        os.replace(stream.name, path)
+    except OSError:
+        pass  # a full disk: the next grading draws them again
+

@@ -1,0 +1,150 @@
+"""Drawn cases, kept and replayed: the same verdicts, messages and calls as Hypothesis's own search; a cache that
+cannot run code, and is refused when others may write it. No child process: a stand-in sandbox."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from grader.errors import CacheError
+from grader.grading import cases, search
+from grader.grading.cases import CaseBook
+from grader.grading.report import FAILED, PASSED
+from grader.grading.runner import all_properties, cases_on_disk
+from grader.properties.property import Property, fail
+from grader.sandbox.calls import Returned
+
+
+class Counting:
+    """A sandbox whose one function returns the sum of its argument, counting calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
+        self.calls += 1
+        return Returned(sum(args[0]), args, (), 0, 0.0)
+
+
+def below(limit: int) -> Property:
+    def check(caller: Any, case: list[int]) -> None:
+        if caller.call("contact_time_grains", case).value > limit:
+            fail(f"sum {sum(case)} > {limit}")
+
+    return Property("contact_time_grains", f"sums below {limit}", "lists",
+                    st.lists(st.integers(0, 1000), min_size=1, max_size=8), check, shrink_cases=50)
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(cases.CACHE_ENV, str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("limit", [10**9, 2500, 300])
+def test_replaying_gives_what_the_search_gives_with_as_many_calls(limit: int, private_cache: Path):
+    prop = below(limit)
+    book = CaseBook.drawn([prop], on_disk=True)
+    searched, replayed = Counting(), Counting()
+    verdict = search.run_property(searched, prop)  # type: ignore[arg-type]
+    assert search.run_property(replayed, prop, cases=book.cases(prop)) == verdict  # type: ignore[arg-type]
+    # Cases replayed before a failure are met again by the search without calling the child (and so are cases
+    # equal to one already tried, which Hypothesis may draw again while it shrinks).
+    assert replayed.calls <= searched.calls
+    assert replayed.calls == searched.calls or verdict[0] == FAILED
+    assert verdict[0] == (PASSED if limit == 10**9 else FAILED)
+
+
+def test_a_property_that_holds_is_never_searched(private_cache: Path, monkeypatch: pytest.MonkeyPatch):
+    prop = below(10**9)
+    book = CaseBook.drawn([prop], on_disk=True)
+
+    def no_search(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("Hypothesis searched a property whose replayed cases all held")
+
+    monkeypatch.setattr(search, "find", no_search)
+    sandbox = Counting()
+    assert search.run_property(sandbox, prop, cases=book.cases(prop))[0] == PASSED  # type: ignore[arg-type]
+    assert sandbox.calls == prop.examples
+
+
+def test_the_drawn_cases_are_the_ones_find_tries(private_cache: Path):
+    """Over the real properties: what is kept is what find gives a condition that never fails, in order."""
+    props = [p for p in all_properties(hidden=False) if p.examples <= 20][:3]
+    book = CaseBook.drawn(props, on_disk=True)
+    for prop in props:
+        seen: list[bytes] = []
+        condition = search.Search(Counting(), prop, frozenset())  # type: ignore[arg-type]
+        condition._verify = lambda case: (seen.append(cases.case_key(case)), (search.HELD, None))[1]  # type: ignore[method-assign]
+        with pytest.raises(NoSuchExample):
+            search.find(prop.strategy, condition, settings=cases.hypothesis_settings(prop.examples))
+        kept = book.cases(prop)
+        assert kept is not None and [cases.case_key(c) for c in kept] == seen and seen
+
+
+def test_the_cache_is_written_once_and_read_back(private_cache: Path, monkeypatch: pytest.MonkeyPatch):
+    prop = below(50)
+    first = CaseBook.drawn([prop], on_disk=True)
+    path = cases.cache_file()
+    assert path is not None and path.exists() and path.parent == private_cache
+    assert oct(private_cache.stat().st_mode & 0o777) == oct(0o700)
+
+    def no_drawing(prop: Property) -> list[bytes]:
+        raise AssertionError("drew cases the cache holds")
+
+    monkeypatch.setattr(cases, "draw", no_drawing)
+    again = CaseBook.drawn([prop], on_disk=True)
+    assert [cases.case_key(c) for c in again.cases(prop) or ()] == [cases.case_key(c) for c in first.cases(prop) or ()]
+
+
+class Planted:
+    """What a forged cache would hold: an object whose unpickling runs a command."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_forged_cache_runs_no_code_and_is_drawn_again(private_cache: Path, tmp_path: Path):
+    prop = below(50)
+    CaseBook.drawn([prop], on_disk=True)
+    path = cases.cache_file()
+    assert path is not None
+    marker = tmp_path / "ran"
+    path.write_bytes(pickle.dumps({prop.id: [pickle.dumps(Planted(marker))]}))
+    book = CaseBook.drawn([prop], on_disk=True)
+    with pytest.raises(pickle.UnpicklingError, match="may not hold"):
+        list(book.cases(prop) or ())
+    path.write_bytes(pickle.dumps(Planted(marker)))  # the whole book forged: refused, drawn again
+    book = CaseBook.drawn([prop], on_disk=True)
+    assert len(list(book.cases(prop) or ())) == prop.examples
+    assert not marker.exists()
+
+
+def test_a_cache_folder_others_may_write_is_refused(private_cache: Path):
+    private_cache.mkdir(mode=0o700)
+    private_cache.chmod(0o777)
+    with pytest.raises(CacheError, match=f"chmod 700 {private_cache}"):
+        CaseBook.drawn([below(50)], on_disk=True)
+
+
+def test_the_key_follows_the_sources(monkeypatch: pytest.MonkeyPatch):
+    before = cases.version_key()
+    monkeypatch.setattr(cases, "source_digest", lambda: "an edited grader")
+    assert cases.version_key() != before
+
+
+def test_hidden_tests_under_weak_isolation_do_not_trust_the_cache():
+    """The submission may write the user's files when the isolation is weak: then the cache could be forged."""
+    assert cases_on_disk(strong=True, hidden=True)
+    assert cases_on_disk(strong=False, hidden=False)  # the student's own self-check: theirs to forge
+    assert not cases_on_disk(strong=False, hidden=True)

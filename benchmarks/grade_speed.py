@@ -1,41 +1,175 @@
-"""Time to grade one submission (target: under 10 s on one core).
+"""CPU and wall time to grade one submission, phase by phase (targets: 2 s of CPU for a correct file, 4 s for a
+failing one with its feedback animation).
 
-    python benchmarks/grade_speed.py
+    python benchmarks/grade_speed.py [--runs 3] [FILE ...]
 
-Grades the two correct variants of the test corpus and three single-bug
-mutations, and prints the wall time of each and of its slowest tests.
+Each run grades in a fresh process, as a batch worker does (grading.runner.grade_file, then for a failing file the
+feedback animation and page), and measures every phase: the grader's own CPU, the CPU of the sandbox's processes
+(the submission's calls and the child's work around them), and the wall time. Medians over the runs are printed.
+By default: the two correct variants of the test corpus and two single-bug mutations of them. The case cache is
+warmed first (it is drawn once per grader version); ``--cold`` also times the drawing.
 """
 
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+PHASES = ("imports", "isolation and self-test", "sandbox start", "cases", "properties", "feedback animation",
+          "feedback page")
 
-from grader.grading.runner import grade  # noqa: E402
-from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED  # noqa: E402
+
+def _instrument() -> dict[str, list[float]]:
+    """Wrap the grading's phases; returns {phase: [grader CPU, sandbox CPU, wall]}, filled as they run."""
+    from grader.grading import runner
+    from grader.sandbox import channel, client
+
+    spent: dict[str, list[float]] = {}
+    current: list[str] = []
+
+    def timed(owner: Any, name: str, phase: str) -> None:
+        raw = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        is_classmethod = isinstance(raw, classmethod)
+        function = raw.__func__ if is_classmethod else raw
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            current.append(phase)
+            cpu, wall = time.process_time(), time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                current.pop()
+                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+                for outer in current:  # an inner phase's time is not the outer one's
+                    row = spent.setdefault(outer, [0.0, 0.0, 0.0])
+                    row[0], row[2] = row[0] - cpu, row[2] - wall
+                row = spent.setdefault(phase, [0.0, 0.0, 0.0])
+                row[0], row[2] = row[0] + cpu, row[2] + wall
+
+        setattr(owner, name, classmethod(wrapper) if is_classmethod else wrapper)
+
+    exchange: Callable = channel.Channel.exchange
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return exchange(self, *args, **kwargs)
+        finally:
+            spent.setdefault(current[-1] if current else "sandbox start", [0.0, 0.0, 0.0])[1] += self.cpu_used
+
+    channel.Channel.exchange = counted  # type: ignore[method-assign]
+    timed(runner.isolation, "probe", "isolation and self-test")
+    timed(client, "selftest", "isolation and self-test")
+    timed(client.Sandbox, "start", "sandbox start")
+    timed(runner.CaseBook, "drawn", "cases")
+    timed(runner, "run_property", "properties")
+    return spent
+
+
+def grade_one(path: Path) -> dict[str, list[float]]:
+    """The phases of one grading (run in a fresh process)."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    import dataclasses
+
+    from grader.animation import render as animation
+    from grader.grading import runner
+    from grader.grading.results import Results
+    from grader.reports import feedback
+
+    spent = _instrument()
+    spent["imports"] = [time.process_time() - cpu, 0.0, time.perf_counter() - wall]
+    options = runner.GradeOptions()
+    graded = runner.grade_file(path, options)
+    results = Results.from_report(graded)
+    gif = None
+    if not graded.all_passed and not graded.import_error:
+        cpu, wall = time.process_time(), time.perf_counter()
+        runs = animation.first_failing(path, dataclasses.replace(options.limits, function_seconds=600.0))
+        if runs is not None:
+            gif = animation.gif_bytes(runs)
+        spent["feedback animation"] = [time.process_time() - cpu, 0.0, time.perf_counter() - wall]
+    cpu, wall = time.process_time(), time.perf_counter()
+    feedback.page(path.stem, results, path.read_text(), gif)
+    spent["feedback page"] = [time.process_time() - cpu, 0.0, time.perf_counter() - wall]
+    spent["score"] = [graded.score, 0.0, 0.0]
+    return spent
+
+
+def measure(path: Path) -> dict[str, list[float]]:
+    """One grading in a fresh process."""
+    wall = time.perf_counter()
+    run = subprocess.run([sys.executable, __file__, "--one", str(path)], capture_output=True, text=True,
+                         cwd=ROOT, check=False)
+    if run.returncode != 0:
+        raise SystemExit(f"grading {path} failed:\n{run.stderr[-2000:]}")
+    phases = json.loads(run.stdout.strip().splitlines()[-1])
+    phases["total"] = [0.0, 0.0, time.perf_counter() - wall]
+    return phases
+
+
+def submissions(tmp: Path) -> list[tuple[str, Path]]:
+    sys.path.insert(0, str(ROOT))
+    from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED
+
+    chosen = [("correct (textbook)", TEXTBOOK), ("correct (vectorised)", VECTORISED)]
+    for k, (bug, source, _, changes) in enumerate(BUGS[::12][:2]):
+        text = source.read_text()
+        for old, new in changes:
+            text = text.replace(old, new)
+        path = tmp / f"bug{k}.py"
+        path.write_text(text)
+        chosen.append((f"bug: {bug}", path))
+    return chosen
+
+
+def report(label: str, runs: list[dict[str, list[float]]]) -> None:
+    def median(phase: str, k: int) -> float:
+        return statistics.median(r.get(phase, [0.0, 0.0, 0.0])[k] for r in runs)
+
+    print(f"\n{label}  (score {median('score', 0):g}; median of {len(runs)} runs)")
+    print(f"  {'phase':<26} {'grader CPU':>11} {'sandbox CPU':>12} {'wall':>8}")
+    for phase in PHASES:
+        if any(phase in r for r in runs):
+            print(f"  {phase:<26} {median(phase, 0):10.2f}s {median(phase, 1):11.2f}s {median(phase, 2):7.2f}s")
+    grader = statistics.median(sum(r[p][0] for p in PHASES if p in r) for r in runs)
+    sandbox = statistics.median(sum(r[p][1] for p in PHASES if p in r) for r in runs)
+    print(f"  {'all (CPU: grader + sandbox)':<26} {grader:10.2f}s {sandbox:11.2f}s {median('total', 2):7.2f}s"
+          f"   = {grader + sandbox:.2f} s of CPU (wall: the whole process)")
 
 
 def main() -> None:
-    cases = [("correct (textbook)", TEXTBOOK), ("correct (vectorised)", VECTORISED)]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", type=Path, help="granularGas.py files (default: corpus variants)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cold", action="store_true", help="draw the cases afresh in every run (an empty cache)")
+    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(grade_one(args.one)))
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        for k, (bug, source, _, changes) in enumerate(BUGS[::8]):
-            text = source.read_text()
-            for old, new in changes:
-                text = text.replace(old, new)
-            path = Path(tmp) / f"bug{k}.py"
-            path.write_text(text)
-            cases.append((f"bug: {bug}", path))
-        print(f"{'submission':<36} {'seconds':>8} {'score':>7}  slowest tests")
-        for label, path in cases:
-            start = time.perf_counter()
-            report = grade(path)
-            seconds = time.perf_counter() - start
-            slow = sorted(report.results, key=lambda r: -r.seconds)[:2]
-            slowest = ", ".join(f"{r.prop.id} {r.seconds:.1f}s" for r in slow)
-            print(f"{label:<36} {seconds:8.2f} {report.score:7.1f}  {slowest}")
+        chosen = [(str(f), f) for f in args.files] or submissions(Path(tmp))
+        if args.cold:
+            os.environ["GRANULAR_CACHE_DIR"] = str(Path(tmp) / "cold")
+        else:
+            measure(chosen[0][1])  # the cache of drawn cases, as every grading after the first finds it
+        for label, path in chosen:
+            runs = []
+            for _ in range(args.runs):
+                if args.cold:
+                    for kept in (Path(tmp) / "cold").glob("*"):
+                        kept.unlink()
+                runs.append(measure(path))
+            report(label, runs)
 
 
 if __name__ == "__main__":

@@ -81,8 +81,13 @@ def test_the_drawn_cases_are_the_ones_find_tries(private_cache: Path):
     book = CaseBook.drawn(props, on_disk=True)
     for prop in props:
         seen: list[bytes] = []
+
+        def record(case: Any, seen: list[bytes] = seen) -> tuple[str, None]:
+            seen.append(cases.case_key(case))
+            return search.HELD, None
+
         condition = search.Search(Counting(), prop, frozenset())  # type: ignore[arg-type]
-        condition._verify = lambda case: (seen.append(cases.case_key(case)), (search.HELD, None))[1]  # type: ignore[method-assign]
+        condition._verify = record  # type: ignore[method-assign]
         with pytest.raises(NoSuchExample):
             search.find(prop.strategy, condition, settings=cases.hypothesis_settings(prop.examples))
         kept = book.cases(prop)

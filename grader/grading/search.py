@@ -22,7 +22,7 @@ from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT
 from grader.grading.snippets import snippet
 from grader.properties import oracle
 from grader.properties.property import Discard, Property, PropertyFailed
-from grader.sandbox.calls import AUDIT_CALLS_KEPT, Returned
+from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT, Returned
 from grader.sandbox.client import CallTimeout, ChildDied, ProtocolViolation, Sandbox, SubmissionError
 
 
@@ -31,12 +31,15 @@ class Session:
 
     def __init__(self, sandbox: Sandbox):
         self.sandbox = sandbox
+        #: The calls between the submission's functions its child records: none while searching (an audit
+        #: replays a failing call with them), the first few for the reported case (the cause names a helper).
+        self.record = 0
         self.trace: list[tuple[str, tuple[Any, ...]]] = []
         self.returns: list[tuple[str, tuple[Any, ...], Returned]] = []
 
     def call(self, name: str, *args: Any) -> Returned:
         self.trace.append((name, args))
-        returned = self.sandbox.call(name, *args)
+        returned = self.sandbox.call(name, *args, record=self.record)
         self.returns.append((name, args, returned))
         return returned
 
@@ -67,8 +70,8 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
             continue
         spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
         if spoiled is None and returned.helper_calls_total > len(returned.helper_calls):
-            # The wrong answer may lie past the first recorded calls: replay
-            # this call once, recording more of them.
+            # The wrong answer may lie past the recorded calls (none while searching): replay this call once,
+            # recording more of them.
             try:
                 returned = session.sandbox.call(name, *args, record=AUDIT_CALLS_KEPT)
             except SubmissionError:
@@ -176,6 +179,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         return _stopped(search.stopped[0])
     session = search.session
     session.new_case()
+    session.record = HELPER_CALLS_KEPT
     try:
         prop.verify(session, smallest)
     except (PropertyFailed, SubmissionError) as exc:

@@ -25,6 +25,8 @@ from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_SECONDS, REPLY_CAP, Limit
 
 #: How often a wait checks the CPU used and whether the child still lives.
 POLL_SECONDS = 0.05
+#: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
+REFRESH_SECONDS = 0.05
 #: Messages naming another request that one wait drops before it calls it a protocol violation.
 DROPPED_CAP = 1000
 #: Bytes one wait reads from the child in all (a flood costs the grader bounded work).
@@ -123,8 +125,15 @@ class ProcessTree:
         self.members = {root}
         self._seen: set[int] = set()
         self._lists_children = True
+        self._refreshed = -REFRESH_SECONDS
 
     def refresh(self) -> None:
+        """Find the processes that joined the tree, at most every REFRESH_SECONDS (a process found later is charged
+        all the CPU it used so far: nothing is lost, only found a little later)."""
+        now = time.monotonic()
+        if now - self._refreshed < REFRESH_SECONDS:
+            return
+        self._refreshed = now
         if self._lists_children:
             pending, walked = set(self.members), set()
             while pending:

@@ -31,7 +31,9 @@ PHASES = ("imports", "isolation and self-test", "sandbox start", "cases", "prope
 
 def _instrument() -> dict[str, list[float]]:
     """Wrap the grading's phases; returns {phase: [grader CPU, sandbox CPU, wall]}, filled as they run."""
+    from grader.animation import render as animation
     from grader.grading import runner
+    from grader.reports import feedback
     from grader.sandbox import channel, client
 
     spent: dict[str, list[float]] = {}
@@ -72,14 +74,14 @@ def _instrument() -> dict[str, list[float]]:
     timed(client.Sandbox, "start", "sandbox start")
     timed(runner.CaseBook, "drawn", "cases")
     timed(runner, "run_property", "properties")
+    timed(animation, "feedback_animation", "feedback animation")
+    timed(feedback, "page", "feedback page")
     return spent
 
 
 def grade_one(path: Path) -> dict[str, list[float]]:
     """The phases of one grading (run in a fresh process)."""
     cpu, wall = time.process_time(), time.perf_counter()
-    import dataclasses
-
     from grader.animation import render as animation
     from grader.grading import runner
     from grader.grading.results import Results
@@ -92,14 +94,11 @@ def grade_one(path: Path) -> dict[str, list[float]]:
     results = Results.from_report(graded)
     gif = None
     if not graded.all_passed and not graded.import_error:
-        cpu, wall = time.process_time(), time.perf_counter()
-        runs = animation.first_failing(path, dataclasses.replace(options.limits, function_seconds=600.0))
-        if runs is not None:
-            gif = animation.gif_bytes(runs)
-        spent["feedback animation"] = [time.process_time() - cpu, 0.0, time.perf_counter() - wall]
-    cpu, wall = time.process_time(), time.perf_counter()
+        made = animation.feedback_animation(path, options.limits)
+        if made is not None:
+            gif, note = made
+            results = results.with_animation(note)
     feedback.page(path.stem, results, path.read_text(), gif)
-    spent["feedback page"] = [time.process_time() - cpu, 0.0, time.perf_counter() - wall]
     spent["score"] = [graded.score, 0.0, 0.0]
     return spent
 

@@ -36,6 +36,7 @@ from grader.animation.trajectories import (
     sandbox_step,
 )
 from grader.errors import UsageError
+from grader.grading.results import AnimationNote
 from grader.properties import oracle
 from grader.sandbox.client import Sandbox
 from grader.spec import scenarios
@@ -177,6 +178,19 @@ def gif_bytes(runs: Runs, max_frames: int = 50, dpi: int = figure.DPI) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         path = save(build(runs, max_frames=max_frames, dpi=dpi), Path(tmp) / "a.gif", fps=15)
         return path.read_bytes()
+
+
+def feedback_animation(path: str | Path, limits: Limits,
+                       hide: tuple[Path, ...] = ()) -> tuple[bytes, AnimationNote] | None:
+    """The feedback page's GIF of the first scenario where the gas goes wrong, and what it shows; None if none does.
+
+    The grading's call limit, not the animate command's longer one: a function that hung in the tests must not
+    hang here for long.
+    """
+    runs = first_failing(path, replace(limits, function_seconds=600.0), hide=hide)
+    if runs is None:
+        return None
+    return gif_bytes(runs), AnimationNote.from_json(runs.summary())
 
 
 def animate_main(path: str, out: str, scenario_name: str = "gas", grains: int = DEFAULT_GRAINS,

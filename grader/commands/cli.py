@@ -69,7 +69,7 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     the feedback page and the animation of the first failing scenario; the exit code. efficiency: time the
     submission too (on anyway when the rubric has a [bonus] table)."""
     from grader.grading import runner
-    from grader.grading.results import AnimationNote, Results
+    from grader.grading.results import Results
     from grader.reports import feedback, gradescope_json
     from grader.reports import text as report
 
@@ -92,12 +92,10 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
         from grader.animation import render as animation
 
-        # The grading's call limit, not the animate command's longer one: a
-        # function that hung in the tests must not hang here for long.
-        runs = animation.first_failing(submission, replace(limits, function_seconds=600.0), hide=hidden)
-        if runs is not None:
-            gif = animation.gif_bytes(runs)
-            results = results.with_animation(AnimationNote.from_json(runs.summary()))
+        made = animation.feedback_animation(submission, limits, hide=hidden)
+        if made is not None:
+            gif, note = made
+            results = results.with_animation(note)
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)

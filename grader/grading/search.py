@@ -23,7 +23,15 @@ from grader.grading.snippets import snippet
 from grader.properties import oracle
 from grader.properties.property import Discard, Property, PropertyFailed
 from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT, Returned
-from grader.sandbox.client import CallTimeout, ChildDied, ProtocolViolation, Sandbox, SubmissionError
+from grader.sandbox.client import (
+    CallRaised,
+    CallTimeout,
+    ChildDied,
+    FunctionMissing,
+    ProtocolViolation,
+    Sandbox,
+    SubmissionError,
+)
 
 
 class Session:
@@ -48,11 +56,18 @@ class Session:
 
 
 class Stopped(Exception):
-    """A call timed out or killed the child: the property's search ends at this case."""
+    """The property's search ends at this case: a call timed out or killed the child, or a function is missing or
+    not written (it fails whatever the input: no smaller case would say more)."""
 
-    def __init__(self, error: SubmissionError, trace: list[tuple[str, tuple[Any, ...]]]):
+    def __init__(self, error: SubmissionError, trace: list[tuple[str, tuple[Any, ...]]], case: Any = None):
         super().__init__(str(error))
-        self.error, self.trace = error, trace
+        self.error, self.trace, self.case = error, trace, case
+
+
+def _unwritten(error: Exception) -> bool:
+    """A function the file does not define, or one that raises NotImplementedError (the template's)."""
+    return isinstance(error, FunctionMissing) or (isinstance(error, CallRaised)
+                                                   and error.error == "NotImplementedError")
 
 
 @dataclass
@@ -140,9 +155,14 @@ class Search:
         except (CallTimeout, ChildDied, ProtocolViolation) as exc:
             self.stopped.append(Stopped(exc, list(self.session.trace)))
             return STOPPED, None
-        except (PropertyFailed, SubmissionError):
+        except (PropertyFailed, SubmissionError) as exc:
             spoiled = _set_aside(self.session, self.prop, self.suspects)
-            return (BROKEN, None) if spoiled is None else (SPOILED, spoiled)
+            if spoiled is not None:
+                return SPOILED, spoiled
+            if isinstance(exc, SubmissionError) and _unwritten(exc):
+                self.stopped.append(Stopped(exc, list(self.session.trace), case))
+                return STOPPED, None
+            return BROKEN, None
         self.tally.passed += 1
         return HELD, None
 
@@ -165,7 +185,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         if not any(replay(case) for case in cases):
             return _verdict_without_failure(prop, replay.tally)
         if replay.stopped:
-            return _stopped(replay.stopped[0])
+            return _stopped(replay, replay.stopped[0])
         known = replay.seen
     search = Search(sandbox, prop, suspects, known)
     try:
@@ -176,7 +196,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
                         "(does the function keep state between calls, or use randomness?)"), "", None
     if search.stopped:
-        return _stopped(search.stopped[0])
+        return _stopped(search, search.stopped[0])
     session = search.session
     session.new_case()
     session.record = HELPER_CALLS_KEPT
@@ -190,9 +210,24 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     return FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None
 
 
-def _stopped(stop: Stopped) -> Verdict:
-    kind = TIMEOUT if isinstance(stop.error, CallTimeout) else CRASHED
-    return kind, str(stop.error), snippet(stop.trace[-1:]), None
+def _stopped(search: Search, stop: Stopped) -> Verdict:
+    if isinstance(stop.error, CallTimeout):
+        return TIMEOUT, str(stop.error), snippet(stop.trace[-1:]), None
+    if isinstance(stop.error, (ChildDied, ProtocolViolation)):
+        return CRASHED, str(stop.error), snippet(stop.trace[-1:]), None
+    # Not written: run the case once more, recording the helpers it calls (the cause names the innermost one).
+    session = search.session
+    session.new_case()
+    session.record = HELPER_CALLS_KEPT
+    error: Exception = stop.error
+    try:
+        search.prop.verify(session, stop.case)
+    except (PropertyFailed, SubmissionError) as exc:
+        error = exc
+    except Discard:
+        pass
+    trace = session.trace or stop.trace
+    return FAILED, str(error), snippet(trace[-3:]), cause_of(error, trace[-1][0] if trace else "")
 
 
 def _verdict_without_failure(prop: Property, tally: Tally) -> Verdict:

@@ -136,7 +136,7 @@ def grade(request: WorkerRequest) -> WorkerReply:
     """Grade the request's file; the results and the page as ``check`` makes them."""
     from grader.animation import render as animation
     from grader.grading import runner
-    from grader.grading.results import AnimationNote, Provenance
+    from grader.grading.results import Provenance
     from grader.reports import feedback
 
     options = request.options
@@ -155,12 +155,10 @@ def grade(request: WorkerRequest) -> WorkerReply:
         results = efficiency.assess(request.source, results, options.limits, options.hide, request.bonus)
     gif = None
     if request.animations and not graded.all_passed and not graded.import_error:
-        # The grading's call limit, as check uses it: a function that hung in the tests must not hang here long.
-        runs = animation.first_failing(request.source, dataclasses.replace(options.limits, function_seconds=600.0),
-                                       hide=options.hide)
-        if runs is not None:
-            gif = animation.gif_bytes(runs)
-            results = results.with_animation(AnimationNote.from_json(runs.summary()))
+        made = animation.feedback_animation(request.source, options.limits, hide=options.hide)
+        if made is not None:
+            gif, note = made
+            results = results.with_animation(note)
     page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif)
     return WorkerReply(GRADED, results, page, options=options_to_json(options))
 

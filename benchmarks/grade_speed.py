@@ -84,7 +84,7 @@ def grade_one(path: Path) -> dict[str, list[float]]:
     cpu, wall = time.process_time(), time.perf_counter()
     from grader.animation import render as animation
     from grader.grading import runner
-    from grader.grading.results import Results
+    from grader.grading.results import AnimationNote, Results
     from grader.reports import feedback
 
     spent = _instrument()
@@ -96,8 +96,8 @@ def grade_one(path: Path) -> dict[str, list[float]]:
     if not graded.all_passed and not graded.import_error:
         made = animation.feedback_animation(path, options.limits)
         if made is not None:
-            gif, note = made
-            results = results.with_animation(note)
+            gif, summary = made
+            results = results.with_animation(AnimationNote.from_json(summary))
     feedback.page(path.stem, results, path.read_text(), gif)
     spent["score"] = [graded.score, 0.0, 0.0]
     return spent

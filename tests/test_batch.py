@@ -382,9 +382,11 @@ def test_a_killed_worker_or_batch_leaves_nothing_behind_and_is_graded_next_time(
     subs, out = tmp_path / "subs", tmp_path / "out"
     subs.mkdir()
     marker = f"time.sleep({812000 + os.getpid() % 90000})"
-    # A process that outlives the submission's import unless the sandbox kills it.
-    (subs / "lingers.py").write_text(f"import os, sys\nif os.fork() == 0:\n    os.setsid()\n"
-                                     f"    os.execv(sys.executable, [sys.executable, '-c', 'import time; {marker}'])\n")
+    # A process that outlives the submission's import unless the sandbox kills it; the import lasts a few seconds
+    # (asleep), so that the worker is still there to be killed.
+    (subs / "lingers.py").write_text(f"import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n"
+                                     f"    os.execv(sys.executable, [sys.executable, '-c', 'import time; {marker}'])\n"
+                                     "time.sleep(3)\n")
     env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(REPO))
     try:
         # 1. The worker is killed: its student is a grader error, its sandbox and processes are gone.

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from grader.animation import figure, reference_runs
 from grader.animation.figure import Movie, build
@@ -36,7 +37,6 @@ from grader.animation.trajectories import (
     sandbox_step,
 )
 from grader.errors import UsageError
-from grader.grading.results import AnimationNote
 from grader.properties import oracle
 from grader.sandbox.client import Sandbox
 from grader.spec import scenarios
@@ -181,8 +181,9 @@ def gif_bytes(runs: Runs, max_frames: int = 50, dpi: int = figure.DPI) -> bytes:
 
 
 def feedback_animation(path: str | Path, limits: Limits,
-                       hide: tuple[Path, ...] = ()) -> tuple[bytes, AnimationNote] | None:
-    """The feedback page's GIF of the first scenario where the gas goes wrong, and what it shows; None if none does.
+                       hide: tuple[Path, ...] = ()) -> tuple[bytes, dict[str, Any]] | None:
+    """The feedback page's GIF of the first scenario where the gas goes wrong, and what it shows (Runs.summary);
+    None if none does.
 
     The grading's call limit, not the animate command's longer one: a function that hung in the tests must not
     hang here for long.
@@ -190,7 +191,7 @@ def feedback_animation(path: str | Path, limits: Limits,
     runs = first_failing(path, replace(limits, function_seconds=600.0), hide=hide)
     if runs is None:
         return None
-    return gif_bytes(runs), AnimationNote.from_json(runs.summary())
+    return gif_bytes(runs), runs.summary()
 
 
 def animate_main(path: str, out: str, scenario_name: str = "gas", grains: int = DEFAULT_GRAINS,

@@ -69,7 +69,7 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     the feedback page and the animation of the first failing scenario; the exit code. efficiency: time the
     submission too (on anyway when the rubric has a [bonus] table)."""
     from grader.grading import runner
-    from grader.grading.results import Results
+    from grader.grading.results import AnimationNote, Results
     from grader.reports import feedback, gradescope_json
     from grader.reports import text as report
 
@@ -94,8 +94,8 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
 
         made = animation.feedback_animation(submission, limits, hide=hidden)
         if made is not None:
-            gif, note = made
-            results = results.with_animation(note)
+            gif, summary = made
+            results = results.with_animation(AnimationNote.from_json(summary))
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)

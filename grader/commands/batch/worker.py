@@ -136,7 +136,7 @@ def grade(request: WorkerRequest) -> WorkerReply:
     """Grade the request's file; the results and the page as ``check`` makes them."""
     from grader.animation import render as animation
     from grader.grading import runner
-    from grader.grading.results import Provenance
+    from grader.grading.results import AnimationNote, Provenance
     from grader.reports import feedback
 
     options = request.options
@@ -157,8 +157,8 @@ def grade(request: WorkerRequest) -> WorkerReply:
     if request.animations and not graded.all_passed and not graded.import_error:
         made = animation.feedback_animation(request.source, options.limits, hide=options.hide)
         if made is not None:
-            gif, note = made
-            results = results.with_animation(note)
+            gif, summary = made
+            results = results.with_animation(AnimationNote.from_json(summary))
     page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif)
     return WorkerReply(GRADED, results, page, options=options_to_json(options))
 

@@ -151,7 +151,7 @@ def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None
           window: bool = False) -> Movie:
     """The figure of the runs and its frame-drawing function (nothing saved yet)."""
     from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import Normalize
+    from matplotlib.colors import Normalize, to_rgba
 
     chosen, student, reference = runs.scenario, runs.student, runs.reference
     panels = [(title, student)] + ([("reference", reference)] if reference is not None else [])
@@ -171,27 +171,28 @@ def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None
              f"grain{'s' if chosen.n != 1 else ''}, r = {chosen.r:g}", ha="center", va="top", fontsize=12)
     clock = fig.text(0.5, 0.955, "", ha="center", va="top", fontsize=11)
     notes = fig.text(0.5, 0.93, "", ha="center", va="top", fontsize=9.5, color=MARK, linespacing=1.15)
-    drawn = [(g, t) for g, t in zip(grains, (student, reference)) if g is not None and t is not None]
+    drawn = [(g, t, np.linalg.norm(t.velocities, axis=2)) for g, t in zip(grains, (student, reference))
+             if g is not None and t is not None]  # speeds of every frame, computed once
+    marked, unmarked = np.array(to_rgba(MARK)), np.zeros(4)
 
     def draw(frame: int) -> list:
-        bad = np.zeros(chosen.n, dtype=bool)
-        for collection, trajectory in drawn:
+        mine = student.positions[min(frame, len(student.times) - 1)]
+        bad = overlapping(mine, chosen.R) | outside(mine, chosen.R, chosen.w)
+        for panel, (collection, trajectory, speeds) in enumerate(drawn):
             k = min(frame, len(trajectory.times) - 1)
-            x = trajectory.positions[k]
-            collection.set_offsets(x)
-            collection.set_array(np.linalg.norm(trajectory.velocities[k], axis=1))
-            if trajectory is student:
-                bad = overlapping(x, chosen.R) | outside(x, chosen.R, chosen.w)
-                collection.set_edgecolors([MARK if b else "none" for b in bad])
+            collection.set_offsets(trajectory.positions[k])
+            collection.set_array(speeds[k])
+            if panel == 0:  # the student's grains: overlapping or outside ones outlined in red
+                collection.set_edgecolors(np.where(bad[:, None], marked, unmarked))
         longest = max((t for _, t in panels), key=lambda t: len(t.times))
         t = float(longest.times[min(frame, frames - 1)])
         clock.set_text(f"t = {t:.2f}")
         notes.set_text("\n".join(_notes(runs, min(frame, len(student.times) - 1), bad)))
         for line in cursors:
             line.set_xdata([t, t])
-        return [c for c, _ in drawn] + [clock, notes, *cursors]
+        return [c for c, _, _ in drawn] + [clock, notes, *cursors]
 
-    return Movie(fig, draw, list(range(0, frames, stride)), [c for c, _ in drawn] + [clock, notes, *cursors])
+    return Movie(fig, draw, list(range(0, frames, stride)), [c for c, _, _ in drawn] + [clock, notes, *cursors])
 
 
 def write_gif(movie: Movie, target: Path, fps: int) -> None:
@@ -210,7 +211,8 @@ def write_gif(movie: Movie, target: Path, fps: int) -> None:
         canvas.restore_region(background)
         for artist in movie.draw(frame):
             fig.draw_artist(artist)
-        image = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3].copy())
+        image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0,
+                                 1).convert("RGB")
         if palette is None:
             palette = _palette(image)
         # One palette for every frame: the colour bar holds every speed's colour; mapping is 40x faster

@@ -1,13 +1,17 @@
-"""Wall time and throughput of a batch of 40+ submissions on 1 and 2 jobs.
+"""Wall time and throughput of a batch of submissions on 1 and 2 jobs.
 
-    python benchmarks/batch_throughput.py [--jobs 1 2] [--copies 1]
+    python benchmarks/batch_throughput.py [--mix typical|hard] [--jobs 1 2] [--copies 1]
 
-The folder holds the two correct variants of the test corpus, its 24
+``--mix typical`` (the default) is a class that mostly did the work: of every 20 submissions, 15 correct ones
+in eight styles (the corpus's correct and honest files and the sample ``ada``), 4 with one bug, and 1 with
+functions not written (the sample ``ben``); the figure to quote is
+submissions per hour. ``--mix hard`` holds the two correct variants of the test corpus, its 24
 single-bug mutations, the five sample submissions of examples/ and hostile
 ones (hangs at import and in a function, a fork bomb, a memory bomb, an
 output flood, os._exit, killing its parent, the network, an unpickling bomb,
 a float that equals anything): 41 files, each graded from scratch (--force),
-each by a worker process of its own (python -m grader.commands.batch.worker).
+each by a worker process of its own (python -m grader.commands.batch.worker): what a hostile or hanging file
+costs (its limits) shows there.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import batch  # noqa: E402
+from grader.commands.batch import pool as batch  # noqa: E402
 from grader.commands.batch.submissions import scan  # noqa: E402
 from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate  # noqa: E402
 from tests.test_hostile import hostile  # noqa: E402
@@ -44,6 +48,25 @@ HOSTILE = {
 }
 
 
+#: The correct files of a typical class: every honest style of the corpus, and the sample ada.
+TYPICAL_CORRECT = [TEXTBOOK, VECTORISED, *sorted((ROOT / "tests" / "submissions").glob("honest_*.py")),
+                   ROOT / "examples" / "submissions" / "ada" / "granularGas.py"]
+BEN = ROOT / "examples" / "submissions" / "ben.py"
+
+
+def build_typical(folder: Path, copies: int) -> int:
+    """copies x 20 files: 15 correct, 4 with one bug, 1 with functions not written."""
+    for copy in range(copies):
+        for k in range(15):
+            source = TYPICAL_CORRECT[(15 * copy + k) % len(TYPICAL_CORRECT)]
+            (folder / f"correct_{copy}_{k:02d}.py").write_text(source.read_text())
+        for k in range(4):
+            _, source, _, changes = BUGS[(4 * copy + k) * 5 % len(BUGS)]
+            mutate(folder, source, changes, name=f"bug_{copy}_{k}.py")
+        (folder / f"unwritten_{copy}.py").write_text(BEN.read_text())
+    return len(list(folder.glob("*.py")))
+
+
 def build(folder: Path, copies: int) -> int:
     for copy in range(copies):
         (folder / f"correct_textbook_{copy}.py").write_text(TEXTBOOK.read_text())
@@ -61,15 +84,17 @@ def build(folder: Path, copies: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--copies", type=int, default=1, help="copies of the whole set (41 files each)")
+    parser.add_argument("--mix", choices=["typical", "hard"], default="typical",
+                        help="a typical class (20 files a copy), or the corpus with hostile files (41 a copy)")
+    parser.add_argument("--copies", type=int, default=1, help="copies of the whole set")
     parser.add_argument("--no-animations", action="store_true", help="feedback pages without animations")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "subs"
         subs.mkdir()
-        count = build(subs, args.copies)
-        print(f"{count} submissions")
-        print(f"{'jobs':>4} {'wall s':>8} {'per min':>8} {'median s':>9} {'max s':>7}  statuses")
+        count = (build_typical if args.mix == "typical" else build)(subs, args.copies)
+        print(f"{count} submissions ({args.mix} mix)")
+        print(f"{'jobs':>4} {'wall s':>8} {'per hour':>9} {'median s':>9} {'max s':>7}  statuses")
         for jobs in args.jobs:
             out = Path(tmp) / f"out{jobs}"
             options = batch.Options(jobs=jobs, force=True, animations=not args.no_animations)
@@ -82,7 +107,7 @@ def main() -> None:
             for o in outcomes:
                 key = o.status.split(":")[0]
                 statuses[key] = statuses.get(key, 0) + 1
-            print(f"{jobs:>4} {wall:8.1f} {60 * len(outcomes) / wall:8.1f} {statistics.median(seconds):9.2f} "
+            print(f"{jobs:>4} {wall:8.1f} {3600 * len(outcomes) / wall:9.0f} {statistics.median(seconds):9.2f} "
                   f"{max(seconds):7.2f}  {statuses}")
 
 

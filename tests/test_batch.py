@@ -310,7 +310,9 @@ def test_every_option_reaches_grade_file(tmp_path):
     points = {name: 10.0 for name in ITEM_NAMES}
     (outcome,), _ = run_batch(subs, out, limits=every, points=points, allow_weak_isolation=True)
     assert outcome.options is not None
-    assert dataclasses.replace(outcome.options, hide=()) == GradeOptions(points, every, False, True, ())
+    # The sandbox's self-test ran once, in the batch, before its workers.
+    assert dataclasses.replace(outcome.options, hide=()) == GradeOptions(points, every, False, True, (),
+                                                                         selftest=False)
     assert outcome.options.hide[:2] == (subs.resolve(), out.resolve()) and len(outcome.options.hide) == 3
     assert read_grades(out)["alice"]["max_score"] == "80"
 
@@ -351,6 +353,21 @@ def test_a_sandbox_fault_is_the_graders_error_never_a_zero(tmp_path):
     row = read_grades(out)["alice"]
     assert row["status"] == "grader error: bwrap: cannot start the sandbox (test)" and row["score"] == ""
     assert not (student_files(out, "alice") / "results.json").exists()
+
+
+def test_a_sandbox_that_fails_its_self_test_stops_the_batch_before_anyone_is_graded(tmp_path, monkeypatch):
+    from grader.sandbox import client
+
+    def broken(limits: Limits) -> None:
+        raise errors.SandboxFault("the sandbox could not start: bwrap is broken (test)")
+
+    monkeypatch.setattr(client, "selftest", broken)
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    (subs / "alice.py").write_text(TINY)
+    with pytest.raises(errors.SandboxFault, match="bwrap is broken"):
+        run_batch(subs, out)
+    assert not (out / "grades.csv").exists() and not (out / "students").exists()
 
 
 def batch_script(subs: Path, out: Path) -> list[str]:

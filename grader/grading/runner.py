@@ -71,6 +71,8 @@ class GradeOptions:
     hide: tuple[Path, ...] = ()
     #: Grade only these functions and scenarios (check --only); () for all.
     only: tuple[str, ...] = ()
+    #: Start a sandbox and check its answer before grading (a batch does it once, before its workers).
+    selftest: bool = True
 
 
 def chosen(only: tuple[str, ...]) -> tuple[str, ...]:
@@ -126,7 +128,8 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     points = options.points or rubric.default_points()
     hidden = oracle.available() if options.hidden is None else options.hidden
     probe = check_isolation(options, hidden)
-    sandboxes.selftest(options.limits)
+    if options.selftest:
+        sandboxes.selftest(options.limits)
     properties = [p for p in all_properties(hidden) if p.item in (selected or spec.ITEM_NAMES)]
     per_item = {name: sum(p.item == name for p in properties) for name in spec.ITEM_NAMES}
     order = {name: k for k, name in enumerate(GRADING_ORDER)}

@@ -308,9 +308,15 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
     for outcome in outcomes.values():
         progress.kept(outcome)  # no grading: not counted in the rate of the time left
     progress.begin(len(pending))
+    if pending:
+        # Once for the batch, before any worker: a sandbox that cannot start or answer is the grader's fault
+        # (SandboxFault: nobody is graded), and every worker's own start is still checked as it boots.
+        from grader.sandbox import client as sandboxes
+
+        sandboxes.selftest(options.limits)
     staging = Staging()
     grade_options = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation,
-                                 (submissions_dir.resolve(), out.resolve(), staging.jobs))
+                                 (submissions_dir.resolve(), out.resolve(), staging.jobs), selftest=False)
     running: list[tuple[Job, str]] = []
     try:
         while pending or running:

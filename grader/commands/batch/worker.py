@@ -59,7 +59,8 @@ GRADED, FAULT, TOO_WEAK = "graded", "fault", "too weak"
 def options_to_json(options: GradeOptions) -> dict:
     """Every field of the options, Limits included, as JSON values."""
     return {"points": options.points, "limits": dataclasses.asdict(options.limits), "hidden": options.hidden,
-            "allow_weak_isolation": options.allow_weak_isolation, "hide": [str(p) for p in options.hide]}
+            "allow_weak_isolation": options.allow_weak_isolation, "hide": [str(p) for p in options.hide],
+            "only": list(options.only), "selftest": options.selftest}
 
 
 def options_from_json(data: dict) -> GradeOptions:
@@ -72,7 +73,8 @@ def options_from_json(data: dict) -> GradeOptions:
     return GradeOptions(points=None if points is None else {str(k): float(v) for k, v in points.items()},
                         limits=Limits(**limits), hidden=data["hidden"],
                         allow_weak_isolation=bool(data["allow_weak_isolation"]),
-                        hide=tuple(Path(p) for p in data["hide"]))
+                        hide=tuple(Path(p) for p in data["hide"]), only=tuple(map(str, data["only"])),
+                        selftest=bool(data["selftest"]))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from grader.errors import CacheError
 from grader.grading import cases, search
 from grader.grading.cases import CaseBook
 from grader.grading.report import FAILED, PASSED
-from grader.grading.runner import all_properties, cases_on_disk
+from grader.grading.runner import GradeOptions, all_properties, cases_on_disk, draw_cases
 from grader.properties.property import Property, fail
 from grader.sandbox.calls import Returned
 
@@ -153,3 +153,16 @@ def test_hidden_tests_under_weak_isolation_do_not_trust_the_cache():
     assert cases_on_disk(strong=True, hidden=True)
     assert cases_on_disk(strong=False, hidden=False)  # the student's own self-check: theirs to forge
     assert not cases_on_disk(strong=False, hidden=True)
+
+
+def test_draw_cases_fills_the_cache_for_every_property_graded(private_cache: Path, monkeypatch: pytest.MonkeyPatch):
+    """What a batch does before its workers, and a Gradescope image when it is built."""
+    draw_cases(GradeOptions(hidden=False))
+
+    def no_drawing(prop: Property) -> list[bytes]:
+        raise AssertionError(f"{prop.id} was not drawn in advance")
+
+    monkeypatch.setattr(cases, "draw", no_drawing)
+    props = all_properties(hidden=False)
+    book = CaseBook.drawn(props, on_disk=True)
+    assert all(book.cases(p) is not None for p in props)

@@ -493,3 +493,30 @@ def test_a_grader_that_is_not_root_gets_a_user_namespace(readable_python: tuple[
     lines = run.stdout.splitlines()
     assert _got(lines) == [], run.stdout
     assert "CLOSED False" in lines
+
+
+def test_a_batch_worker_takes_the_batchs_bubblewrap_mode_and_nothing_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker skips the test box when its batch found bubblewrap working; any other value is probed afresh."""
+    root = os.geteuid() == 0
+    mine, other = ("BWRAP_ROOT", "BWRAP_USER") if root else ("BWRAP_USER", "BWRAP_ROOT")
+    tested: list[object] = []
+
+    def test_box(mode: object) -> str:
+        tested.append(mode)
+        return "bubblewrap refused (test)"
+
+    monkeypatch.setattr(isolation, "_bwrap_refusal", test_box)
+    try:
+        for value, probed in ((mine, False), (other, True), ("PLAIN_ROOT", True), ("nonsense", True)):
+            isolation._mode.cache_clear()
+            tested.clear()
+            monkeypatch.setenv(isolation.MODE_ENV, value)
+            mode, why = isolation._mode(True)
+            assert bool(tested) == probed, value
+            assert (mode.name, why) == ((mine, "") if not probed else (mode.name, "bubblewrap refused (test)"))
+            assert mode.name.startswith("PLAIN") == probed
+        isolation._mode.cache_clear()
+        monkeypatch.setenv(isolation.MODE_ENV, mine)
+        assert isolation._mode(False)[0].name.startswith("PLAIN")  # --no-namespaces wins
+    finally:
+        isolation._mode.cache_clear()

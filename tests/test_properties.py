@@ -370,9 +370,11 @@ def test_importing_the_suite_leaves_numpy_print_options_alone() -> None:
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
-def test_hidden_update_counts_grain_contacts_with_the_reference() -> None:
-    from grader.spec.scenarios import head_on
+def test_hidden_update_finds_grain_contacts_with_the_reference_and_always_ends() -> None:
+    from grader.spec.scenarios import head_on, single_grain
 
     gas = head_on()  # gap 0.4 closing at speed 1: the grains meet at t = 0.4
-    assert hidden_props.grain_contacts(gas, 0.3) == 0
-    assert hidden_props.grain_contacts(gas, 0.5) == 1
+    assert not hidden_props.has_grain_contact(gas, 0.3)
+    assert hidden_props.has_grain_contact(gas, 0.5)
+    # One grain bouncing for ever: no grain contact, and the search gives up after its wall hits.
+    assert not hidden_props.has_grain_contact(single_grain(), 1e9)

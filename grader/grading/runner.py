@@ -116,6 +116,15 @@ def cases_on_disk(strong: bool, hidden: bool) -> bool:
     return strong or not hidden
 
 
+def draw_cases(options: GradeOptions = GradeOptions()) -> None:
+    """Draw the cases of every property these options grade into the cache now, if grading would use it (a
+    batch does it once before its workers; a Gradescope image when it is built)."""
+    draw_without_local_constants()
+    hidden = oracle.available() if options.hidden is None else options.hidden
+    if cases_on_disk(isolation.probe(options.limits.namespaces).strong, hidden):
+        CaseBook.drawn(all_properties(hidden), on_disk=True)
+
+
 def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> GradeReport:
     """Grade the granularGas.py at ``path``: the one grading function every command calls.
 

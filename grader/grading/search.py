@@ -64,6 +64,10 @@ class Stopped(Exception):
         self.error, self.trace, self.case = error, trace, case
 
 
+class _Abort(BaseException):
+    """Ends Hypothesis's search at once (a BaseException: Hypothesis neither catches nor shrinks it)."""
+
+
 def _unwritten(error: Exception) -> bool:
     """A function the file does not define, or one that raises NotImplementedError (the template's)."""
     return isinstance(error, FunctionMissing) or (isinstance(error, CallRaised)
@@ -105,10 +109,11 @@ HELD, BROKEN, SPOILED, STOPPED = "held", "broken", "spoiled", "stopped"
 class Search:
     """The condition Hypothesis ``find`` searches with: does the submission fail the property on this case?
 
-    Counts what passed and what was set aside, stops calling the child after a timeout or a crash (every case then
-    "fails", so that find ends at once: raising out of it would make it replay the case), and stops shrinking after
-    ``prop.shrink_cases`` cases (new candidates then "hold" and cases that failed still fail, so the search ends on
-    a real failure).
+    Counts what passed and what was set aside, ends the search at a timeout, a crash or a function not written
+    (it raises _Abort: a case that "failed" instead would be shrunk, drawing candidates for minutes while the child is
+    no longer called), and stops shrinking after
+    ``prop.shrink_cases`` cases (_Abort again: the smallest failing case so far is reported; Hypothesis would go on
+    drawing candidates, with no limit but its own five minutes).
 
     known: what the cases already replayed gave, by case key: ``find`` then meets them again without calling the
     child, and every count comes out as if it had searched from the start.
@@ -120,7 +125,7 @@ class Search:
         self.tally = Tally()
         self.stopped: list[Stopped] = []
         self.shrinking = 0  # cases tried since the first failure
-        self.failed: set[bytes] = set()
+        self.smallest: Any = None
         self.known = known or {}
         self.seen: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
 
@@ -128,9 +133,9 @@ class Search:
         if self.shrinking:
             self.shrinking += 1
             if self.shrinking > self.prop.shrink_cases:
-                return case_key(case) in self.failed
+                raise _Abort  # the smallest failing case so far is the one reported
         if self.stopped:
-            return True
+            raise _Abort
         key = case_key(case)
         verdict = self.known.get(key) or self._verify(case)
         self.seen[key] = verdict
@@ -141,9 +146,10 @@ class Search:
             assert spoiled is not None
             self.tally.spoiled.append(spoiled)
             return False
-        if kind == BROKEN:
-            self.shrinking = max(self.shrinking, 1)
-            self.failed.add(key)
+        if kind == STOPPED:
+            raise _Abort
+        self.shrinking = max(self.shrinking, 1)
+        self.smallest = case  # Hypothesis tries a candidate only when it is smaller than the smallest so far
         return True
 
     def _verify(self, case: Any) -> tuple[str, audit.Spoiled | None]:
@@ -182,9 +188,10 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
     if cases is not None:
         replay = Search(sandbox, prop, suspects)
-        if not any(replay(case) for case in cases):
-            return _verdict_without_failure(prop, replay.tally)
-        if replay.stopped:
+        try:
+            if not any(replay(case) for case in cases):
+                return _verdict_without_failure(prop, replay.tally)
+        except _Abort:
             return _stopped(replay, replay.stopped[0])
         known = replay.seen
     search = Search(sandbox, prop, suspects, known)
@@ -192,6 +199,10 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
         return _verdict_without_failure(prop, search.tally)
+    except _Abort:
+        if search.stopped:
+            return _stopped(search, search.stopped[0])
+        smallest = search.smallest
     except Flaky:
         return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
                         "(does the function keep state between calls, or use randomness?)"), "", None

@@ -100,30 +100,32 @@ def reference_run(gas: Scenario, x: np.ndarray, v: np.ndarray, steps: int, dt: f
     return x, v
 
 
-def grain_contacts(gas: Scenario, duration: float) -> int:
-    """Grain-grain contacts in [0, duration], driven with the reference's own functions."""
+#: Wall hits followed, at most, before a gas still without a grain-grain contact counts as having none: with r
+#: near 0 a grain may slide along a wall, hit after hit (the strategy's filter must end, whatever Hypothesis draws).
+WALL_HITS_CAP = 200
+
+
+def has_grain_contact(gas: Scenario, duration: float) -> bool:
+    """Whether the hidden run holds a grain-grain contact in [0, duration], driven with the reference's own
+    functions (False past WALL_HITS_CAP wall hits)."""
     ref = reference()
     x, v, index, t = gas.x.copy(), gas.v.copy(), np.array(NO_PREVIOUS_CONTACT), 0.0
-    count = 0
-    while True:
-        tc, index_new = ref.minimum_contact_time(x, v, gas.R, gas.w, index)
+    for _ in range(WALL_HITS_CAP):
+        tc, index = ref.minimum_contact_time(x, v, gas.R, gas.w, index)
         if t + tc > duration:
-            return count
-        x, t, index = x + v * tc, t + tc, index_new
+            return False
         i, j = (int(e) for e in index)
-        if j < 0:
-            v[i] += ref.contact_solve_wall(gas.w[-(j + 1)], x[i], v[i], gas.r)
-            continue
-        dv1, dv2 = ref.contact_solve_grains(x[i], x[j], v[i], v[j], gas.m[i], gas.m[j], gas.r)
-        v[i] += dv1
-        v[j] += dv2
-        count += 1
+        if j >= 0:
+            return True
+        x, t = x + v * tc, t + tc
+        v[i] += ref.contact_solve_wall(gas.w[-(j + 1)], x[i], v[i], gas.r)
+    return False
 
 
 def colliding_gases() -> st.SearchStrategy[Scenario]:
     """Gases whose hidden run holds at least one grain-grain contact."""
     return st.builds(random_gas, n=st.integers(3, 15), seed=st.integers(0, 2**16), packing=st.floats(0.15, 0.35),
-                     r=S.restitutions).filter(lambda gas: grain_contacts(gas, UPDATE_STEPS * UPDATE_DT) > 0)
+                     r=S.restitutions).filter(lambda gas: has_grain_contact(gas, UPDATE_STEPS * UPDATE_DT))
 
 
 def check_update(caller: Caller, gas: Scenario) -> None:

@@ -86,10 +86,25 @@ def _bwrap_refusal(mode: Mode) -> str | None:
     return None
 
 
+#: Set by a batch for its workers when its probe found bubblewrap working: each worker then skips the test box
+#: (a box that does not start is still the grader's fault, SandboxFault).
+MODE_ENV = "GRANULAR_BOX_MODE"
+_BWRAP_MODES = {Mode.BWRAP_ROOT: True, Mode.BWRAP_USER: False}  # the mode, and whether it is root's
+
+
+def inherited_environment(namespaces: bool) -> dict[str, str]:
+    """The variable a batch passes to its workers: the bubblewrap mode probed here, if any."""
+    mode, _ = _mode(namespaces)
+    return {MODE_ENV: mode.name} if mode in _BWRAP_MODES else {}
+
+
 @functools.cache
 def _mode(namespaces: bool) -> tuple[Mode, str]:
     """The mode a box gets, and why namespaces are not used ('' when they are)."""
     root = os.geteuid() == 0
+    inherited = Mode.__members__.get(os.environ.get(MODE_ENV, ""))
+    if namespaces and inherited in _BWRAP_MODES and _BWRAP_MODES[inherited] == root:
+        return inherited, ""
     if not namespaces:
         why = "namespaces turned off (--no-namespaces)"
     else:

@@ -317,6 +317,10 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
     staging = Staging()
     grade_options = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation,
                                  (submissions_dir.resolve(), out.resolve(), staging.jobs), selftest=False)
+    if pending:
+        from grader.grading import runner
+
+        runner.draw_cases(grade_options)  # once, here: not by every worker at once when the grader is new
     running: list[tuple[Job, str]] = []
     try:
         while pending or running:

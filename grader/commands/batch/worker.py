@@ -255,7 +255,7 @@ class Staging:
         source.write_bytes(submission.source or b"")
         request = WorkerRequest(submission.student, source, folder / "reply.json", options, animations, print_,
                                 os.getpid(), efficiency, bonus)
-        env = dict(os.environ, TMPDIR=str(tmp),
+        env = dict(os.environ, TMPDIR=str(tmp), **isolation.inherited_environment(options.limits.namespaces),
                    PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]))
         with open(folder / "worker.log", "wb") as log:
             process = subprocess.Popen([sys.executable, "-m", "grader.commands.batch.worker"], stdin=subprocess.PIPE,

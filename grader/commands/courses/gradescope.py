@@ -71,6 +71,9 @@ if ! command -v bwrap >/dev/null 2>&1; then
   apt-get install -y -q bubblewrap >/dev/null 2>&1 || echo "setup.sh: bubblewrap not installed" >&2
 fi
 python3 -m pip install --no-cache-dir -r requirements.txt
+# The inputs of every test, drawn once into root's cache in the image (each submission's run would draw them again).
+PYTHONPATH="$SOURCE" python3 -c 'from grader.grading.runner import draw_cases; draw_cases()' \
+  || echo "setup.sh: the cases will be drawn at each run" >&2
 # The grader runs from this folder (run_autograder puts it on PYTHONPATH), and
 # the reference solution and the hidden tests are in it: root only, so that a
 # submission, which runs under another uid, cannot open them.

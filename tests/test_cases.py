@@ -125,14 +125,23 @@ def test_a_forged_cache_runs_no_code_and_is_drawn_again(private_cache: Path, tmp
     path = cases.cache_file()
     assert path is not None
     marker = tmp_path / "ran"
-    path.write_bytes(pickle.dumps({prop.id: [pickle.dumps(Planted(marker))]}))
-    book = CaseBook.drawn([prop], on_disk=True)
     with pytest.raises(pickle.UnpicklingError, match="may not hold"):
-        list(book.cases(prop) or ())
-    path.write_bytes(pickle.dumps(Planted(marker)))  # the whole book forged: refused, drawn again
-    book = CaseBook.drawn([prop], on_disk=True)
-    assert len(list(book.cases(prop) or ())) == prop.examples
+        cases.load_case(pickle.dumps(Planted(marker)))
+    forgeries = [pickle.dumps({prop.id: [pickle.dumps(Planted(marker))]}),  # one case forged
+                 pickle.dumps(Planted(marker)),  # the whole book
+                 b"not a pickle"]
+    for forged in forgeries:
+        path.write_bytes(forged)
+        book = CaseBook.drawn([prop], on_disk=True)  # refused when read, drawn again
+        assert len(list(book.cases(prop) or ())) == prop.examples
+        assert cases._read(path) != {}  # and written back
     assert not marker.exists()
+
+
+def test_a_case_naming_a_module_that_does_not_exist_is_refused_not_imported():
+    forged = b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x19grader.properties.missing\x94\x8c\x04Case\x94\x93\x94."
+    with pytest.raises(pickle.UnpicklingError, match="may not hold grader.properties.missing.Case"):
+        cases.load_case(forged)
 
 
 def test_a_cache_folder_others_may_write_is_refused(private_cache: Path):

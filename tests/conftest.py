@@ -23,6 +23,21 @@ FULL_CORPUS = os.environ.get("GRANULAR_FULL_CORPUS") == "1"
 SAMPLE_REASON = "not in CI's sample of the corpus; GRANULAR_FULL_CORPUS=1 grades every file"
 
 
+#: Tests that take tens of seconds each (a fresh virtual environment, nbgrader's course, the README's batch):
+#: collected first, so that two workers start them early instead of finishing on them alone.
+SLOW_FIRST = ("test_student_kit_build.py", "test_nbgrader.py",
+              "test_student_kit.py::test_quick_start_main_job_grades_the_examples",
+              "test_efficiency.py::test_a_loop_over_pairs_grows_faster_than_the_reference")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests first (a stable sort: each module keeps its own order)."""
+    def rank(item: pytest.Item) -> int:
+        return next((k for k, slow in enumerate(SLOW_FIRST) if slow in item.nodeid), len(SLOW_FIRST))
+
+    items.sort(key=rank)
+
+
 def corpus_params(items, ids, sample):
     """pytest params of ``items``: those whose id is in ``sample`` always run, the rest only with
     GRANULAR_FULL_CORPUS=1."""

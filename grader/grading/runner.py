@@ -119,7 +119,6 @@ def cases_on_disk(strong: bool, hidden: bool) -> bool:
 def draw_cases(options: GradeOptions = GradeOptions()) -> None:
     """Draw the cases of every property these options grade into the cache now, if grading would use it (a
     batch does it once before its workers; a Gradescope image when it is built)."""
-    draw_without_local_constants()
     hidden = oracle.available() if options.hidden is None else options.hidden
     if cases_on_disk(isolation.probe(options.limits.namespaces).strong, hidden):
         CaseBook.drawn(all_properties(hidden), on_disk=True)

@@ -208,17 +208,24 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
                         "(does the function keep state between calls, or use randomness?)"), "", None
     if search.stopped:
         return _stopped(search, search.stopped[0])
+    return _failure_of(search, smallest) or (
+        FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None)
+
+
+def _failure_of(search: Search, case: Any) -> Verdict | None:
+    """The reported failure: the case run once more, recording the first helper calls (the cause may name the
+    innermost helper); None if it does not fail this time."""
     session = search.session
     session.new_case()
     session.record = HELPER_CALLS_KEPT
     try:
-        prop.verify(session, smallest)
+        search.prop.verify(session, case)
     except (PropertyFailed, SubmissionError) as exc:
         called = session.trace[-1][0] if session.trace else ""
         return FAILED, str(exc), snippet(session.trace[-3:]), cause_of(exc, called)
     except Discard:
         pass
-    return FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None
+    return None
 
 
 def _stopped(search: Search, stop: Stopped) -> Verdict:
@@ -226,19 +233,12 @@ def _stopped(search: Search, stop: Stopped) -> Verdict:
         return TIMEOUT, str(stop.error), snippet(stop.trace[-1:]), None
     if isinstance(stop.error, (ChildDied, ProtocolViolation)):
         return CRASHED, str(stop.error), snippet(stop.trace[-1:]), None
-    # Not written: run the case once more, recording the helpers it calls (the cause names the innermost one).
-    session = search.session
-    session.new_case()
-    session.record = HELPER_CALLS_KEPT
-    error: Exception = stop.error
-    try:
-        search.prop.verify(session, stop.case)
-    except (PropertyFailed, SubmissionError) as exc:
-        error = exc
-    except Discard:
-        pass
-    trace = session.trace or stop.trace
-    return FAILED, str(error), snippet(trace[-3:]), cause_of(error, trace[-1][0] if trace else "")
+    # Not written: reported as any failure (the case once more, with its helper calls recorded).
+    reported = _failure_of(search, stop.case)
+    if reported is not None:
+        return reported
+    trace = search.session.trace or stop.trace
+    return FAILED, str(stop.error), snippet(trace[-3:]), cause_of(stop.error, trace[-1][0] if trace else "")
 
 
 def _verdict_without_failure(prop: Property, tally: Tally) -> Verdict:

@@ -21,7 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.grading.cases import CaseBook
+from grader.grading.runner import all_properties
 from grader.sandbox import allow_list, host, isolation
+from grader.spec import paths
 from grader.spec.limits import Limits
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -44,7 +47,8 @@ def _reference_dir() -> Path:
 
 
 SECRETS = [CHECKOUT, CHECKOUT / ".git" / "HEAD", CHECKOUT / "examples", CHECKOUT / "tests" / "submissions",
-           CHECKOUT / "grader" / "properties" / "hidden.py", _reference_dir() / "__init__.py"]
+           CHECKOUT / "grader" / "properties" / "hidden.py", _reference_dir() / "__init__.py",
+           paths.case_cache_folder()]  # the hidden tests' drawn inputs (made before the attacks run, below)
 
 
 def _bwrap_ok() -> bool:
@@ -152,6 +156,8 @@ if sys.argv[1] in mounts:
 
 
 def test_secrets_and_host_files_are_not_readable(tmp_path: Path, mode: str) -> None:
+    CaseBook.drawn(all_properties(hidden=True), on_disk=True)  # the cache of drawn inputs exists, to be stolen
+    assert paths.case_cache_folder().exists()
     box, _, lines = _run(tmp_path, READ_ATTACK, mode, [*SECRETS, "/etc/shadow", "/proc/1/environ", "/root"])
     try:
         got = _got(lines)

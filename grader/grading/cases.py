@@ -35,22 +35,16 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from grader.properties.property import Property
-from grader.spec.paths import private_folder, source_digest
+from grader.spec.paths import CASE_CACHE_ENV, case_cache_folder, private_folder, source_digest
 
-#: Where the cases are kept unless GRANULAR_CACHE_DIR says otherwise.
-CACHE_ENV = "GRANULAR_CACHE_DIR"
+CACHE_ENV = CASE_CACHE_ENV
 #: Modules whose dataclasses a case may hold (besides numpy arrays and builtins).
 CASE_MODULES = ("grader.properties.", "grader.spec.")
 _NUMPY_GLOBALS = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiarray", "_reconstruct"),
                   ("numpy._core.multiarray", "_reconstruct")}
 
 
-def cache_folder() -> Path:
-    """GRANULAR_CACHE_DIR, else $XDG_CACHE_HOME/granular-grader, else ~/.cache/granular-grader."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "granular-grader"
+cache_folder = case_cache_folder
 
 
 def version_key() -> str:

@@ -129,7 +129,8 @@ def host_site() -> tuple[str, ...]:
 
 @functools.cache
 def secrets() -> tuple[Path, ...]:
-    """What a submission must never read: the grader (its hidden tests), the reference, the checkout."""
+    """What a submission must never read: the grader (its hidden tests), the reference, the checkout, the cache of
+    drawn test inputs."""
     found = [paths.PACKAGE_DIR]
     for name in ("reference", "grader"):
         try:
@@ -141,6 +142,8 @@ def secrets() -> tuple[Path, ...]:
     checkout = paths.PACKAGE_ROOT
     if (checkout / ".git").exists():
         found.append(checkout)
+    if paths.case_cache_folder().exists():  # the hidden tests' inputs, drawn and kept
+        found.append(paths.case_cache_folder().resolve())
     return tuple(dict.fromkeys(found))
 
 

@@ -15,6 +15,19 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 PACKAGE_ROOT = PACKAGE_DIR.parent
 
 
+#: Where the drawn cases of the tests are kept (grader.grading.cases), if set.
+CASE_CACHE_ENV = "GRANULAR_CACHE_DIR"
+
+
+def case_cache_folder() -> Path:
+    """GRANULAR_CACHE_DIR, else $XDG_CACHE_HOME/granular-grader, else ~/.cache/granular-grader: it holds the
+    hidden tests' inputs, so it is one of the sandbox's secrets too."""
+    if os.environ.get(CASE_CACHE_ENV):
+        return Path(os.environ[CASE_CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "granular-grader"
+
+
 def source_digest(root: Path = PACKAGE_ROOT) -> str:
     """SHA-256 over every file of ``root``'s grader and reference packages, sub-packages and data included.
 

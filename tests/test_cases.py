@@ -165,3 +165,20 @@ def test_draw_cases_fills_the_cache_for_every_property_graded(private_cache: Pat
     props = all_properties(hidden=False)
     book = CaseBook.drawn(props, on_disk=True)
     assert all(book.cases(p) is not None for p in props)
+
+
+def test_a_user_without_a_home_draws_in_memory(monkeypatch: pytest.MonkeyPatch):
+    """No HOME and no password entry (a uid of its own): no cache folder, no error; the sandbox's secrets too."""
+    from grader.sandbox import allow_list
+
+    def homeless() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv(cases.CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(homeless))
+    assert cases.cache_folder() is None and cases.cache_file() is None
+    prop = below(50)
+    assert len(list(CaseBook.drawn([prop], on_disk=True).cases(prop) or ())) == prop.examples
+    assert allow_list.secrets()
+

@@ -164,8 +164,11 @@ class CaseBook:
 
 def cache_file() -> Path | None:
     """This grader version's file of cases in the private cache folder; None if the folder cannot be made."""
+    where = cache_folder()
+    if where is None:
+        return None  # no home: draw in memory
     try:
-        folder = private_folder(cache_folder(), "case cache")
+        folder = private_folder(where, "case cache")
     except OSError:
         return None  # no writable home (a container): draw in memory
     return folder / f"cases-{version_key()}.pickle"

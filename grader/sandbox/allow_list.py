@@ -142,8 +142,9 @@ def secrets() -> tuple[Path, ...]:
     checkout = paths.PACKAGE_ROOT
     if (checkout / ".git").exists():
         found.append(checkout)
-    if paths.case_cache_folder().exists():  # the hidden tests' inputs, drawn and kept
-        found.append(paths.case_cache_folder().resolve())
+    cases = paths.case_cache_folder()
+    if cases is not None and cases.exists():  # the hidden tests' inputs, drawn and kept
+        found.append(cases.resolve())
     return tuple(dict.fromkeys(found))
 
 

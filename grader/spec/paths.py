@@ -19,13 +19,18 @@ PACKAGE_ROOT = PACKAGE_DIR.parent
 CASE_CACHE_ENV = "GRANULAR_CACHE_DIR"
 
 
-def case_cache_folder() -> Path:
-    """GRANULAR_CACHE_DIR, else $XDG_CACHE_HOME/granular-grader, else ~/.cache/granular-grader: it holds the
-    hidden tests' inputs, so it is one of the sandbox's secrets too."""
+def case_cache_folder() -> Path | None:
+    """GRANULAR_CACHE_DIR, else $XDG_CACHE_HOME/granular-grader, else ~/.cache/granular-grader; None for a user
+    with no home (no HOME, no entry in the password file). It holds the hidden tests' inputs, so it is one of the
+    sandbox's secrets too."""
     if os.environ.get(CASE_CACHE_ENV):
         return Path(os.environ[CASE_CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "granular-grader"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "granular-grader"
+    try:
+        return Path.home() / ".cache" / "granular-grader"
+    except (RuntimeError, KeyError):
+        return None
 
 
 def source_digest(root: Path = PACKAGE_ROOT) -> str:

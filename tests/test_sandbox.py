@@ -7,7 +7,9 @@ within a few seconds.
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import textwrap
 import time
 import tracemalloc
@@ -21,6 +23,7 @@ import pytest
 from grader.errors import SandboxFault
 from grader.sandbox import calls, wire
 from grader.sandbox import client as sandbox
+from grader.sandbox.channel import ProcessTree
 from grader.sandbox.client import (
     CallRaised,
     CallTimeout,
@@ -223,6 +226,39 @@ def update(x, v, R, m, w, indexOld, r, dt, t):
         with pytest.raises(CallTimeout, match="CPU"):
             box.call("update", *[np.zeros(2)] * 7, 0.1, 0.0)
         assert grains(box) == pytest.approx(1.0)
+
+
+def _open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_the_process_tree_reads_each_member_through_one_kept_file_and_lets_go_of_the_dead():
+    """Every wait reads the members' CPU: through a /proc file kept open (a reaped process fails the read, whoever
+    gets its pid next), never one more file per wait, and none left open."""
+    first = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        tree = ProcessTree(first.pid)
+        before = _open_files()
+        time.sleep(0.2)
+        assert tree.ticks() > 0
+        for _ in range(50):
+            tree.ticks()
+        assert _open_files() == before + 1
+        first.kill()
+        first.wait()
+        assert tree.ticks() == 0 and tree.members == set()
+        assert _open_files() == before
+        second = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        tree = ProcessTree(second.pid)
+        tree.ticks()
+        assert _open_files() == before + 1
+        tree.close()
+        assert _open_files() == before
+        second.kill()
+        second.wait()
+    finally:
+        first.kill()
+        first.wait()
 
 
 def test_a_function_that_used_its_cpu_budget_is_not_called_again(tmp_path):

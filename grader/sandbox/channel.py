@@ -86,11 +86,18 @@ def _stat(pid: str) -> tuple[int, int] | None:
     """(parent pid, CPU ticks of the process and of its reaped children) from /proc; None if gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+            return _fields(f.read())
+    except OSError:
+        return None
+
+
+def _fields(data: bytes) -> tuple[int, int] | None:
+    """(parent pid, CPU ticks with the reaped children's) of a /proc/PID/stat text; None if it is not one."""
+    try:
         # The command name may hold spaces and parentheses: the fields start after the last ')'.
         fields = data[data.rindex(b")") + 2:].split()
         return int(fields[1]), int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-    except (OSError, ValueError, IndexError):
+    except (ValueError, IndexError):
         return None
 
 
@@ -124,6 +131,9 @@ class ProcessTree:
     def __init__(self, root: int) -> None:
         self.members = {root}
         self._seen: set[int] = set()
+        #: An open /proc/PID/stat per member, read again at every wait (a quarter of the cost of opening it; and
+        #: a file kept open names that very process: once it is reaped, reading fails, whoever gets its pid).
+        self._stat_files: dict[int, int] = {}
         self._lists_children = True
         self._refreshed = -REFRESH_SECONDS
 
@@ -153,6 +163,8 @@ class ProcessTree:
         listed = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
         new, self._seen = listed - self._seen, listed
         self.members &= listed
+        for pid in set(self._stat_files) - self.members:
+            self._forget(pid)
         parents = {pid: found[0] for pid in new if (found := _stat(str(pid))) is not None}
         grown = True
         while grown:  # a new process may descend from another new one
@@ -166,12 +178,34 @@ class ProcessTree:
         """CPU ticks of the living members (with their reaped children); the dead are dropped."""
         total = 0
         for pid in list(self.members):
-            found = _stat(str(pid))
+            found = self._read_stat(pid)
             if found is None:
                 self.members.discard(pid)
             else:
                 total += found[1]
         return total
+
+    def _read_stat(self, pid: int) -> tuple[int, int] | None:
+        fd = self._stat_files.get(pid)
+        try:
+            if fd is None:
+                fd = self._stat_files[pid] = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            found = _fields(os.pread(fd, 4096, 0))
+        except OSError:
+            found = None
+        if found is None:
+            self._forget(pid)
+        return found
+
+    def _forget(self, pid: int) -> None:
+        fd = self._stat_files.pop(pid, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the files kept open."""
+        for pid in list(self._stat_files):
+            self._forget(pid)
 
 
 class CpuMeter:
@@ -218,6 +252,7 @@ class Channel:
 
     def close(self) -> None:
         self._selector.close()
+        self._tree.close()
         for fd in (self.request_fd, self.reply_fd):
             try:
                 os.close(fd)
@@ -237,7 +272,7 @@ class Channel:
         meter = CpuMeter(self._tree, self._ticks)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
         self._samples: collections.deque[tuple[float, float]] = collections.deque()
-        pending = memoryview(payload)
+        pending = self._write(memoryview(payload))  # a request fits the pipe at once, but for large arrays
         next_check = started + POLL_SECONDS
         selector = self._selector
         if pending:

@@ -102,16 +102,20 @@ def _numeric(obj: dict) -> Numeric:
     if not isinstance(data, list) or size > ARRAY_CAP or len(data) != size:
         raise MalformedReply("an array's data does not match its shape")
     # JSON true/false and strings are not numbers (numpy would convert them).
-    if not all(type(d) is float or type(d) is int for d in data):
+    if not _NUMBER_TYPES.issuperset(map(type, data)):
         raise MalformedReply("an array's data holds something that is not a number")
     try:
         array = np.array(data, dtype=float).reshape(dims)
     except (OverflowError, ValueError):
         raise MalformedReply("an array's data holds a number out of range") from None
-    kind = _text(obj, "kind", "f")
-    if kind not in ("b", "i", "u", "f"):
+    kind = obj.get("kind", "f")
+    if kind not in _KINDS:  # a str, so no cap is needed
         raise MalformedReply("an array's kind is not one of b, i, u, f")
     return Numeric(array, kind, _text(obj, "type", "?"))
+
+
+_NUMBER_TYPES = frozenset((float, int))
+_KINDS = ("b", "i", "u", "f")
 
 
 def decode_value(obj: Any, depth: int = 0) -> Any:

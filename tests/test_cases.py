@@ -44,7 +44,7 @@ def test_replaying_gives_what_the_search_gives_with_as_many_calls(limit: int, pr
     book = CaseBook.drawn([prop], on_disk=True)
     searched, replayed = Counting(), Counting()
     verdict = search.run_property(searched, prop)  # type: ignore[arg-type]
-    assert search.run_property(replayed, prop, cases=book.cases(prop)) == verdict  # type: ignore[arg-type]
+    assert search.run_property(replayed, prop, replay=book.replay(prop)) == verdict  # type: ignore[arg-type]
     # Cases replayed before a failure are met again by the search without calling the child (and so are cases
     # equal to one already tried, which Hypothesis may draw again while it shrinks).
     assert replayed.calls <= searched.calls
@@ -61,7 +61,7 @@ def test_a_property_that_holds_is_never_searched(private_cache: Path, monkeypatc
 
     monkeypatch.setattr(search, "find", no_search)
     sandbox = Counting()
-    assert search.run_property(sandbox, prop, cases=book.cases(prop))[0] == PASSED  # type: ignore[arg-type]
+    assert search.run_property(sandbox, prop, replay=book.replay(prop))[0] == PASSED  # type: ignore[arg-type]
     assert sandbox.calls == prop.examples
 
 
@@ -82,6 +82,8 @@ def test_the_drawn_cases_are_the_ones_find_tries(private_cache: Path):
             search.find(prop.strategy, condition, settings=cases.hypothesis_settings(prop.examples))
         kept = book.cases(prop)
         assert kept is not None and [cases.case_key(c) for c in kept] == seen and seen
+        # The replay's keys (the cases as kept) are what case_key gives the copies find meets again.
+        assert [key for key, _ in book.replay(prop) or ()] == seen
 
 
 def test_the_cache_is_written_once_and_read_back(private_cache: Path, monkeypatch: pytest.MonkeyPatch):

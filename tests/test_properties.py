@@ -378,3 +378,16 @@ def test_hidden_update_finds_grain_contacts_with_the_reference_and_always_ends()
     assert hidden_props.has_grain_contact(gas, 0.5)
     # One grain bouncing for ever: no grain contact, and the search gives up after its wall hits.
     assert not hidden_props.has_grain_contact(single_grain(), 1e9)
+
+
+def test_wall_heights_of_all_points_are_bitwise_the_single_wall_heights() -> None:
+    """check_is_earliest tests every grain against every wall at once: the same numbers as one at a time."""
+    from grader.properties.geometry import wall_height, wall_heights
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n, k = int(rng.integers(1, 9)), int(rng.integers(1, 6))
+        w = rng.normal(size=(k, 2, 2)) * rng.choice([1e-3, 1.0, 1e3])
+        points = rng.normal(size=(n, 2))
+        one_by_one = np.array([[wall_height(w[b], points[a]) for b in range(k)] for a in range(n)])
+        assert np.array_equal(wall_heights(w, points), one_by_one)

@@ -143,6 +143,12 @@ class CaseBook:
         blobs = self._cases.get(prop.id)
         return None if blobs is None else (load_case(blob) for blob in blobs)
 
+    def replay(self, prop: Property) -> Iterator[tuple[bytes, object]] | None:
+        """(key, fresh copy) of the property's cases, in the order ``find`` draws them (the key is the case as
+        kept: what case_key gives it); None if none were drawn."""
+        blobs = self._cases.get(prop.id)
+        return None if blobs is None else ((blob, load_case(blob)) for blob in blobs)
+
     @classmethod
     def drawn(cls, properties: Iterable[Property], *, on_disk: bool) -> CaseBook:
         """The cases of ``properties``: read from the cache, the missing ones drawn (and kept, if ``on_disk``).

@@ -156,7 +156,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
                 outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
             else:
                 outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
-                                                              book.cases(prop))
+                                                              book.replay(prop))
             if outcome != PASSED:
                 failed_items.add(prop.item)
             results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",

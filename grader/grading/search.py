@@ -129,14 +129,15 @@ class Search:
         self.known = known or {}
         self.seen: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
 
-    def __call__(self, case: Any) -> bool:
+    def __call__(self, case: Any, key: bytes | None = None) -> bool:
+        """Whether the case fails; key: its case_key, if known already."""
         if self.shrinking:
             self.shrinking += 1
             if self.shrinking > self.prop.shrink_cases:
                 raise _Abort  # the smallest failing case so far is the one reported
         if self.stopped:
             raise _Abort
-        key = case_key(case)
+        key = case_key(case) if key is None else key
         verdict = self.known.get(key) or self._verify(case)
         self.seen[key] = verdict
         kind, spoiled = verdict
@@ -177,23 +178,23 @@ Verdict = tuple[str, str, str, Cause | None]
 
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
-                 cases: Iterable[Any] | None = None) -> Verdict:
+                 replay: Iterable[tuple[bytes, Any]] | None = None) -> Verdict:
     """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
     case that rests on a wrong answer of one of them is set aside.
-    cases: the cases ``find`` draws for this property (grader.grading.cases), replayed first; Hypothesis
+    replay: (key, case) of the cases ``find`` draws for this property (CaseBook.replay), tried first; Hypothesis
     searches only if one of them fails, and then meets the replayed ones again without calling the child.
     """
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
-    if cases is not None:
-        replay = Search(sandbox, prop, suspects)
+    if replay is not None:
+        replayed = Search(sandbox, prop, suspects)
         try:
-            if not any(replay(case) for case in cases):
-                return _verdict_without_failure(prop, replay.tally)
+            if not any(replayed(case, key) for key, case in replay):
+                return _verdict_without_failure(prop, replayed.tally)
         except _Abort:
-            return _stopped(replay, replay.stopped[0])
-        known = replay.seen
+            return _stopped(replayed, replayed.stopped[0])
+        known = replayed.seen
     search = Search(sandbox, prop, suspects, known)
     try:
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))

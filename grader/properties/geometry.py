@@ -40,6 +40,13 @@ def wall_height(wall: np.ndarray, point: np.ndarray) -> float:
     return float((t[0] * s[1] - t[1] * s[0]) / np.hypot(*t))
 
 
+def wall_heights(w: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """wall_height of every point from every wall, as an (n, k) array: w (k, 2, 2), points (n, 2)."""
+    t = w[:, 1] - w[:, 0]
+    s = points[:, None, :] - w[None, :, 0]
+    return (t[:, 0] * s[..., 1] - t[:, 1] * s[..., 0]) / np.hypot(t[:, 0], t[:, 1])
+
+
 def rotation(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[c, -s], [s, c]])

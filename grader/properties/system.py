@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from grader.properties import strategies as S
-from grader.properties.geometry import pair_overlap_during, wall_height
+from grader.properties.geometry import pair_overlap_during, wall_height, wall_heights
 from grader.properties.property import Caller, Property, fail
 from grader.properties.readers import args_of, call_pure, call_update, fmt, time_and_index
 from grader.properties.strategies import gases
@@ -55,14 +55,14 @@ def check_is_earliest(gas: Scenario, tc: float, index, excluded=None) -> tuple[i
     if depth > TOUCH_RTOL:
         fail(f"{MCT}: returned tc = {fmt(tc)}, index = [{i}, {j}], but grains {pair[0]} and {pair[1]} touch "
              "earlier (they overlap before tc)")
-    for g in range(len(x)):
-        for k in range(len(w)):
-            if excluded is not None and excluded[1] < 0 and (g, k) == (excluded[0], wall_number(excluded[1])):
-                continue
-            h0, h1 = wall_height(w[k], x[g]), wall_height(w[k], at[g])
-            if np.sign(h0) * h1 < R[g] * (1 - TOUCH_RTOL):
-                fail(f"{MCT}: returned tc = {fmt(tc)}, index = [{i}, {j}], but grain {g} reaches wall w[{k}] "
-                     f"(index [{g}, {-(k + 1)}]) earlier")
+    with np.errstate(all="ignore"):
+        crossed = np.sign(wall_heights(w, x)) * wall_heights(w, at) < R[:, None] * (1 - TOUCH_RTOL)
+    if excluded is not None and excluded[1] < 0:
+        crossed[excluded[0], wall_number(excluded[1])] = False
+    if crossed.any():
+        g, k = (int(n) for n in np.argwhere(crossed)[0])  # the first in the order grains, then walls
+        fail(f"{MCT}: returned tc = {fmt(tc)}, index = [{i}, {j}], but grain {g} reaches wall w[{k}] "
+             f"(index [{g}, {-(k + 1)}]) earlier")
     return i, j
 
 

@@ -385,6 +385,19 @@ def children(pid: int, text: str) -> list[int]:
     return [p for p in processes_matching(text) if Path(f"/proc/{p}/stat").read_text().split()[3] == str(pid)]
 
 
+FORK_SERVER = "grader.commands.batch.forkserver"
+
+
+def batch_workers(batch: int) -> list[int]:
+    """The workers of a running batch: children of the batch's fork server (and so named like it)."""
+    return [worker for server in children(batch, FORK_SERVER) for worker in children(server, FORK_SERVER)]
+
+
+def batch_worker(batch: int) -> int:
+    (worker,) = batch_workers(batch)
+    return worker
+
+
 def wait_for(predicate, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
@@ -411,7 +424,7 @@ def test_a_killed_worker_or_batch_leaves_nothing_behind_and_is_graded_next_time(
                                    text=True, cwd=REPO, env=env)
         wait_for(lambda: processes_matching(marker) or process.poll() is not None)
         assert process.poll() is None, process.communicate()[1]
-        (worker,) = children(process.pid, "grader.commands.batch.worker")
+        worker = batch_worker(process.pid)
         os.kill(worker, signal.SIGKILL)
         stdout, stderr = process.communicate(timeout=120)
         assert process.returncode == 0, stderr
@@ -422,10 +435,12 @@ def test_a_killed_worker_or_batch_leaves_nothing_behind_and_is_graded_next_time(
         process = subprocess.Popen(batch_script(subs, out), cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         wait_for(lambda: processes_matching(marker))
-        (worker,) = children(process.pid, "grader.commands.batch.worker")
+        worker = batch_worker(process.pid)
+        (server,) = children(process.pid, FORK_SERVER)
         process.kill()
         process.wait()
-        wait_for(lambda: not processes_matching(marker) and not Path(f"/proc/{worker}").exists(), 20)
+        wait_for(lambda: not processes_matching(marker) and not Path(f"/proc/{worker}").exists()
+                 and not Path(f"/proc/{server}").exists(), 20)
         assert list(tmp.iterdir()), "the killed batch should have left its staging folder"
         # 3. The next batch removes what was left and grades the student.
         done = subprocess.run(batch_script(subs, out), capture_output=True, text=True, cwd=REPO, env=env,
@@ -526,8 +541,8 @@ def test_an_interrupted_batch_keeps_every_finished_grade(tmp_path):
             "--import-timeout", "2"]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     wait_for(lambda: (student_files(out, "a") / signing.SIGNATURE).exists(), 180)
-    wait_for(lambda: children(process.pid, "grader.commands.batch.worker"), 60)
-    (worker,) = children(process.pid, "grader.commands.batch.worker")
+    wait_for(lambda: batch_workers(process.pid), 60)
+    worker = batch_worker(process.pid)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr

@@ -38,8 +38,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from grader import errors, spec
+from grader.commands.batch.forkserver import ForkedWorker, ForkServer, ForkServerError
 from grader.commands.batch.signing import READ_CAP
 from grader.commands.batch.submissions import Submission
 from grader.grading.results import Results, ResultsError
@@ -197,16 +199,19 @@ class Job:
     """A worker as the batch sees it."""
 
     submission: Submission
-    process: subprocess.Popen
+    process: subprocess.Popen | ForkedWorker
     started: float
     folder: Path  # the student's snapshot, the reply and the log (0700)
     tmp: Path  # the worker's TMPDIR: its sandbox folders
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if isinstance(self.process, ForkedWorker):
+            self.process.kill()  # by its server, which knows whether the pid is still this worker's
+        else:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         self.process.wait()
 
     def failure(self) -> str:
@@ -234,9 +239,14 @@ class Job:
 
 
 class Staging:
-    """Private folders of one batch: jobs/ (snapshots, replies, logs; 0700) and tmp/ (the workers' sandboxes)."""
+    """Private folders of one batch: jobs/ (snapshots, replies, logs; 0700) and tmp/ (the workers' sandboxes).
 
-    def __init__(self) -> None:
+    Workers are forked by a server that has the grader imported (grader.commands.batch.forkserver), started
+    with the first; if it cannot start or stops, each worker is a fresh interpreter instead (slower, the same
+    grades), and the batch says so once.
+    """
+
+    def __init__(self, warn: TextIO = sys.stderr) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-"))
         # Traversable, not listable: a sandbox running as a uid of its own must reach its folder under tmp/.
         self.root.chmod(0o711)
@@ -244,6 +254,9 @@ class Staging:
         self.jobs.mkdir(mode=0o700)
         self.tmp.mkdir(mode=0o711)
         self.count = 0
+        self.server: ForkServer | None = None
+        self.forking = True  # until the server fails
+        self.warn = warn
 
     def start(self, submission: Submission, options: GradeOptions, animations: bool, print_: str,
               efficiency: bool = False, bonus: BonusRule | None = None) -> Job:
@@ -255,22 +268,48 @@ class Staging:
         source.write_bytes(submission.source or b"")
         request = WorkerRequest(submission.student, source, folder / "reply.json", options, animations, print_,
                                 os.getpid(), efficiency, bonus)
-        env = dict(os.environ, TMPDIR=str(tmp), **isolation.inherited_environment(options.limits.namespaces),
-                   PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]))
+        forked = self._forked(request, tmp)
+        if forked is not None:
+            return Job(submission, forked, time.monotonic(), folder, tmp)
         with open(folder / "worker.log", "wb") as log:
             process = subprocess.Popen([sys.executable, "-m", "grader.commands.batch.worker"], stdin=subprocess.PIPE,
-                                       stdout=log, stderr=log, env=env, cwd=PACKAGE_ROOT, start_new_session=True)
+                                       stdout=log, stderr=log, env=self._environment(options, tmp), cwd=PACKAGE_ROOT,
+                                       start_new_session=True)
         assert process.stdin is not None
         process.stdin.write(request.to_json().encode())
         process.stdin.close()
         return Job(submission, process, time.monotonic(), folder, tmp)
 
+    @staticmethod
+    def _environment(options: GradeOptions, tmp: Path) -> dict[str, str]:
+        return dict(os.environ, TMPDIR=str(tmp), **isolation.inherited_environment(options.limits.namespaces),
+                    PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]))
+
+    def _forked(self, request: WorkerRequest, tmp: Path) -> ForkedWorker | None:
+        """The request's worker forked by the server (started now if need be); None once the server failed."""
+        if not self.forking:
+            return None
+        folder = request.reply.parent
+        (folder / "request.json").write_text(request.to_json())
+        try:
+            if self.server is None:
+                self.server = ForkServer.start(self._environment(request.options, self.tmp), PACKAGE_ROOT,
+                                               self.jobs / "forkserver.log", request.options.limits.namespaces)
+            return self.server.fork(folder, tmp)
+        except (ForkServerError, OSError) as exc:
+            self.forking = False
+            print(f"granular-grader: {exc}; each worker now starts a Python of its own (slower, the same grades)",
+                  file=self.warn)
+            return None
+
     def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
 # -- the worker's side -------------------------------------------------------------
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """SIGKILL when the batch dies; stop now if it already has."""
     if sys.platform == "linux":
         libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -281,7 +320,12 @@ def _die_with_parent(parent: int) -> None:
 
 def main() -> int:
     request = WorkerRequest.from_json(sys.stdin.read())
-    _die_with_parent(request.parent)
+    die_with_parent(request.parent)
+    return run(request)
+
+
+def run(request: WorkerRequest) -> int:
+    """Grade the request, write its reply; the exit code."""
     reply = grade(request)
     fd = os.open(request.reply, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -1,0 +1,164 @@
+"""The batch's fork server: one process with the grader imported forks a worker per student.
+
+Each test starts a real server and real workers. The attacks: a worker (and so
+the sandbox it starts) holds no end of the server's channel; only the server
+kills a worker; the server and its workers die with the batch; a server that
+cannot start costs speed, never a grade.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from grader.commands.batch import forkserver, worker
+from grader.commands.batch.forkserver import ForkServer, ForkServerError
+from grader.commands.batch.submissions import Submission
+from grader.grading.runner import GradeOptions
+from grader.sandbox import isolation
+from grader.spec.limits import Limits
+
+REPO = Path(__file__).resolve().parents[1]
+#: The import sleeps: the worker lives for a few seconds (the import is stopped at its idle check), then grades
+#: a file that did not import (fast).
+SLEEPY = "import time\ntime.sleep(30)\n"
+LIMITS = Limits(call_seconds=1.0, import_seconds=1.0)
+
+
+def start_server(tmp_path: Path) -> ForkServer:
+    env = dict(os.environ, PYTHONPATH=str(REPO), **isolation.inherited_environment(True))
+    return ForkServer.start(env, REPO, tmp_path / "server.log", namespaces=True)
+
+
+def job_folder(tmp_path: Path, name: str, source: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "granularGas.py").write_text(source)
+    request = worker.WorkerRequest(name, folder / "granularGas.py", folder / "reply.json",
+                                   GradeOptions(limits=LIMITS, hidden=False, selftest=False), False, "test",
+                                   os.getpid())
+    (folder / "request.json").write_text(request.to_json())
+    return folder
+
+
+def fds_of(pid: int) -> dict[int, str]:
+    found = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            found[int(fd)] = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            pass
+    return found
+
+
+def alive(pid: int) -> bool:
+    """The process runs (a zombie left to a parent that does not reap it is dead)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(predicate, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.05)
+
+
+def test_each_request_is_a_fresh_worker_whose_end_the_server_reports(tmp_path):
+    server = start_server(tmp_path)
+    try:
+        graded = server.fork(job_folder(tmp_path, "ada", "x = 1\n"), tmp_path)
+        broken = tmp_path / "broken"
+        broken.mkdir()
+        (broken / "request.json").write_text("{not json")
+        crashed = server.fork(broken, tmp_path)
+        assert graded.pid != crashed.pid
+        assert graded.wait() == worker.EXIT_GRADED
+        assert worker.WorkerReply.from_json((tmp_path / "ada" / "reply.json").read_bytes()).kind == worker.GRADED
+        assert crashed.wait() == 1  # a worker's failure is its exit code and its log, never the server's end
+        assert "JSONDecodeError" in (broken / "worker.log").read_text()
+        again = server.fork(job_folder(tmp_path, "ben", "x = 2\n"), tmp_path)
+        assert again.wait() == worker.EXIT_GRADED
+    finally:
+        server.close()
+
+
+def test_a_worker_holds_no_end_of_the_servers_channel_and_is_killed_by_the_server(tmp_path):
+    server = start_server(tmp_path)
+    try:
+        folder = job_folder(tmp_path, "sleepy", SLEEPY)
+        forked = server.fork(folder, tmp_path)
+        # The worker has set itself up (its output goes to its log) before it grades anything.
+        wait_until(lambda: alive(forked.pid) and fds_of(forked.pid).get(1) == str(folder / "worker.log"))
+        assert os.getsid(forked.pid) == forked.pid
+        channel = set(fds_of(server.process.pid)[fd] for fd in (0, 1))
+        assert all(link.startswith("pipe:") for link in channel)
+        held = fds_of(forked.pid)
+        assert not channel & set(held.values()), held
+        assert held[0] == os.devnull and held[1] == held[2] == str(folder / "worker.log")
+        forked.kill()
+        assert forked.wait() == -9
+        # A pid the server has reaped is no longer its worker's: killing it again does nothing.
+        forked.kill()
+        assert server.fork(job_folder(tmp_path, "ada", "x = 1\n"), tmp_path).wait() == worker.EXIT_GRADED
+    finally:
+        server.close()
+
+
+def test_the_server_and_its_workers_die_with_the_batch(tmp_path):
+    folder = job_folder(tmp_path, "sleepy", SLEEPY)
+    script = ("import os, sys, time; from pathlib import Path; from tests.test_forkserver import start_server; "
+              "server = start_server(Path(sys.argv[1])); w = server.fork(Path(sys.argv[2]), Path(sys.argv[1])); "
+              "print(server.process.pid, w.pid, flush=True); time.sleep(60)")
+    batch = subprocess.Popen([sys.executable, "-c", script, str(tmp_path), str(folder)], stdout=subprocess.PIPE,
+                             text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert batch.stdout is not None
+        pids = [int(p) for p in batch.stdout.readline().split()]
+        assert len(pids) == 2 and all(map(alive, pids))
+        batch.kill()
+        batch.wait()
+        wait_until(lambda: not any(map(alive, pids)), 20)
+    finally:
+        batch.kill()
+        batch.wait()
+
+
+def test_a_server_that_cannot_start_costs_speed_not_a_grade(tmp_path, monkeypatch):
+    def refused(*args, **kwargs):
+        raise ForkServerError("the fork server did not start: refused (test)")
+
+    monkeypatch.setattr(forkserver.ForkServer, "start", classmethod(refused))
+    warned = io.StringIO()
+    staging = worker.Staging(warn=warned)
+    try:
+        submission = Submission("ada", Path("ada.py"), b"x = 1\n")
+        job = staging.start(submission, GradeOptions(limits=LIMITS, hidden=False, selftest=False), False, "test")
+        assert isinstance(job.process, subprocess.Popen)
+        assert job.process.wait(timeout=120) == worker.EXIT_GRADED and job.reply() is not None
+        assert "refused (test)" in warned.getvalue() and "Python of its own" in warned.getvalue()
+        assert isinstance(staging.start(submission, GradeOptions(limits=LIMITS, hidden=False, selftest=False),
+                                        False, "test").process, subprocess.Popen)
+        assert warned.getvalue().count("refused") == 1
+    finally:
+        staging.close()
+
+
+def test_a_batch_forks_its_workers_from_one_server():
+    staging = worker.Staging()
+    try:
+        options = GradeOptions(limits=LIMITS, hidden=False, selftest=False)
+        jobs = [staging.start(Submission(name, Path(f"{name}.py"), b"x = 1\n"), options, False, "test")
+                for name in ("ada", "ben", "cleo")]
+        assert all(isinstance(job.process, forkserver.ForkedWorker) for job in jobs)
+        assert staging.server is not None and len({job.process.pid for job in jobs}) == 3
+        assert [job.process.wait() for job in jobs] == [worker.EXIT_GRADED] * 3
+        assert all(job.reply() is not None for job in jobs)
+    finally:
+        staging.close()

@@ -56,6 +56,20 @@ def _view(runs: Runs) -> tuple[tuple[float, float], tuple[float, float]]:
     return (lo[0] - margin, hi[0] + margin), (lo[1] - margin, hi[1] + margin)
 
 
+def warm() -> None:
+    """Import what the figures use and draw a small one with text, so that matplotlib's modules and fonts are
+    loaded (a batch's fork server does it once: its workers then draw their first frame at once)."""
+    import matplotlib.cm  # noqa: F401
+    import matplotlib.collections  # noqa: F401
+    import matplotlib.colors  # noqa: F401
+    import PIL.Image  # noqa: F401
+
+    fig = _figure(False, 20)
+    fig.add_subplot(111).set_title("warm", fontsize=11)
+    fig.text(0.5, 0.5, "warm")
+    fig.canvas.draw()
+
+
 def _figure(window: bool, dpi: int) -> Figure:
     if window:
         import matplotlib.pyplot as plt

@@ -46,15 +46,17 @@ class ForkServerError(RuntimeError):
 # -- the server's side -------------------------------------------------------------------
 def _preload(namespaces: bool) -> None:
     """Import what every worker uses, and probe the isolation once (cached, so the workers inherit it)."""
-    import grader.animation.render  # noqa: F401 - matplotlib, for the feedback animations
+    import grader.animation.render  # noqa: F401
     import grader.grading.efficiency  # noqa: F401
     import grader.reports.feedback  # noqa: F401
+    from grader.animation import figure
     from grader.grading import runner
     from grader.properties import oracle
     from grader.sandbox import isolation
 
     runner.all_properties(hidden=oracle.available())
     isolation.probe(namespaces)
+    figure.warm()  # matplotlib and its fonts, for the feedback animations
 
 
 def _run_worker(folder: Path, tmp: Path, server: int) -> int:

@@ -12,6 +12,8 @@ How it works, as in the event-driven codes of the literature (Rapaport, Lubachev
 - **Cell list.** A grid of cells at least one contact distance wide over the box around the grains' initial places:
   a grain meets only grains of its 3 x 3 cells (plus grains outside the grid, which meet everybody), and leaving a
   cell is an event of its own. Walls are any lines (any orientation, any number), checked for every grain.
+- **Periodic box** (``period``, for reference.cooling): the grid is the box, cells wrap around at its edges, and
+  grains meet through their nearest periodic image.
 - **Same physics.** The formulas and the "no contact" rules of :mod:`reference.contacts`; the contact solved last
   is left out of the next search (as in :func:`reference.events.earliest_contact`; one difference, at round-off
   level only: a pair left out stays left out for its two grains' queued events even after another contact, where
@@ -79,7 +81,7 @@ class EngineRun:
 
 
 def grid_for(x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Grid over the grains' bounding box (widened by a contact distance): (origin_x, origin_y, Lx, Ly), (Mx, My).
+    """Grid over the grains' bounding box (widened by a contact distance): (origin_x, origin_y, Lx, Ly, 0), (Mx, My).
 
     Cells are wider than 2 max(R) by CELL_MARGIN, relative to it and to the grid's coordinates (round-off in the
     positions must never put two grains in contact two cells apart; grains that leave the grid are checked against
@@ -92,7 +94,24 @@ def grid_for(x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     extent = x.max(axis=0) + reach - lo
     side = max(reach, math.sqrt(float(extent[0] * extent[1]) / (n * CELLS_PER_GRAIN)))
     cells = np.clip(np.floor(extent / side), 1, 2 * n + 2).astype(np.int64)
-    return np.array([lo[0], lo[1], extent[0] / cells[0], extent[1] / cells[1]]), cells
+    return np.array([lo[0], lo[1], extent[0] / cells[0], extent[1] / cells[1], 0.0]), cells
+
+
+#: Fewest cells along a side of a periodic box: with 4 or more, a grain's 3 x 3 cells are distinct and the nearest
+#: image of every grain there is the one it can touch before either leaves its cell.
+MIN_PERIODIC_CELLS = 4
+
+
+def periodic_grid(period: float, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Grid of the periodic box [0, period)^2: (0, 0, Lx, Ly, period), (M, M); ValueError if it is too small."""
+    n = len(R)
+    reach = 2.0 * float(R.max()) * (1.0 + CELL_MARGIN) + CELL_MARGIN * period
+    side = max(reach, min(period / math.sqrt(n * CELLS_PER_GRAIN), period / MIN_PERIODIC_CELLS))
+    cells = int(period // side)
+    if cells < MIN_PERIODIC_CELLS:
+        raise ValueError(f"period={period:g}: a periodic box must be at least {MIN_PERIODIC_CELLS} contact "
+                         f"distances (2 max(R) = {2.0 * float(R.max()):g}) wide; make it larger or the grains smaller")
+    return np.array([0.0, 0.0, period / cells, period / cells, period]), np.array([cells, cells], dtype=np.int64)
 
 
 def collapse_message(max_contacts: int, t: float, dt: float, t_last: float) -> str:
@@ -118,6 +137,7 @@ def advance(
     t: float = 0.0,
     max_contacts: int = MAX_CONTACTS_PER_ADVANCE,
     wall_restitution: float | None = None,
+    period: float | None = None,
 ) -> EngineRun:
     """Move the system from t to t + dt, solving every contact in order (reference.events.advance's contract).
 
@@ -125,7 +145,10 @@ def advance(
       x, v: shape (n, 2), not modified. R, m: shape (n,). w: shape (k, 2, 2). last: the contact solved just
       before t (spec ``index``). r: restitution. dt >= 0. t: start time (only for the error message).
       max_contacts: contacts allowed before InelasticCollapseError. wall_restitution: restitution of the walls,
-      r if None (the homework's rule); reference.cooling uses 1, elastic walls.
+      r if None (the homework's rule); reference.cooling's box with walls uses 1, elastic walls.
+      period: None, or the side of a periodic box [0, period)^2 (no walls then: w must hold none): a grain leaving
+      it on one side comes back on the other, and grains meet through the nearest periodic image. Positions are
+      returned in the box.
 
     Returns:
       EngineRun with new x and v at t + dt, the last contact, contacts solved (all, and grain-grain only) and
@@ -143,9 +166,17 @@ def advance(
     m = np.ascontiguousarray(m, dtype=np.float64)
     w = np.asarray(w, dtype=np.float64).reshape(-1, 2, 2)
     origin, normal = wall_frame(w)
-    gf, gi = grid_for(x, R)
+    if period is None:
+        gf, gi = grid_for(x, R)
+    else:
+        if len(w):
+            raise ValueError(f"w holds {len(w)} walls: a periodic box has none (pass w of shape (0, 2, 2))")
+        if not (math.isfinite(period) and period > 0):
+            raise ValueError(f"period={period!r}: give the side of the box, a number > 0")
+        gf, gi = periodic_grid(float(period), R)
+        x = np.mod(x, period)
     # Number the grains cell by cell, so that neighbours sit together in memory (the cache, not the physics).
-    cells = np.floor((x - gf[:2]) / gf[2:]).astype(np.int64)
+    cells = np.clip(np.floor((x - gf[:2]) / gf[2:4]), 0, gi - 1).astype(np.int64)
     order = np.argsort(cells[:, 1] * gi[0] + cells[:, 0], kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
@@ -159,6 +190,8 @@ def advance(
     if status == COLLAPSED:
         raise InelasticCollapseError(collapse_message(max_contacts, t, dt, t + t_last))
     x[order], v[order] = xs, vs
+    if period is not None:
+        x = np.mod(x, period)
     if contacts:
         a, b = int(order[la]), (int(order[lb]) if lb >= 0 else int(lb))
         last = (min(a, b), max(a, b)) if b >= 0 else (a, b)

@@ -148,11 +148,21 @@ def set_outside(a: int, outside: bool, out_list: np.ndarray, out_pos: np.ndarray
 
 
 @jit
-def pair_at(a: int, b: int, t: float, x: np.ndarray, v: np.ndarray, tg: np.ndarray, R: np.ndarray) -> float:
-    """Contact time of grains a (at time t already) and b (moved to t on the fly)."""
+def nearest_image(d: float, period: float) -> float:
+    """A coordinate difference d as its nearest periodic image (period 0: no periodicity, d itself)."""
+    if period > 0.0:
+        return d - period * math.floor(d / period + 0.5)
+    return d
+
+
+@jit
+def pair_at(a: int, b: int, t: float, x: np.ndarray, v: np.ndarray, tg: np.ndarray, R: np.ndarray,
+            period: float) -> float:
+    """Contact time of grains a (at time t already) and b (moved to t on the fly), nearest images if periodic."""
     s = t - tg[b]
     return pair_time(
-        x[a, 0] - (x[b, 0] + v[b, 0] * s), x[a, 1] - (x[b, 1] + v[b, 1] * s),
+        nearest_image(x[a, 0] - (x[b, 0] + v[b, 0] * s), period),
+        nearest_image(x[a, 1] - (x[b, 1] + v[b, 1] * s), period),
         v[a, 0] - v[b, 0], v[a, 1] - v[b, 1], R[a] + R[b],
     )
 
@@ -165,16 +175,24 @@ def excluded(a: int, b: int, la: int, lb: int) -> bool:
 
 @jit
 def scan(a, t, la, lb, gx0, gx1, gy0, gy1, best, partner, grains, grid):
-    """Earliest contact (time, partner) of grain a with the grains of cells [gx0, gx1) x [gy0, gy1), or best."""
+    """Earliest contact (time, partner) of grain a with the grains of cells [gx0, gx1) x [gy0, gy1), or best.
+
+    In a periodic box the cell numbers wrap around (the grid then has at least 4 cells a side: no cell twice).
+    """
     x, v, tg, R, orig = grains[0], grains[1], grains[2], grains[3], grains[7]
     n = len(x)
-    gi, head, nxt = grid[1], grid[3], grid[4]
-    for gx in range(max(gx0, 0), min(gx1, gi[0])):
-        for gy in range(max(gy0, 0), min(gy1, gi[1])):
-            b = head[gy * gi[0] + gx]
+    gf, gi, head, nxt = grid[0], grid[1], grid[3], grid[4]
+    period = gf[4]
+    if period > 0.0:
+        xs, xe, ys, ye = gx0, gx1, gy0, gy1
+    else:
+        xs, xe, ys, ye = max(gx0, 0), min(gx1, gi[0]), max(gy0, 0), min(gy1, gi[1])
+    for gx in range(xs, xe):
+        for gy in range(ys, ye):
+            b = head[(gy % gi[1]) * gi[0] + gx % gi[0]]
             while b >= 0:
                 if b != a and not excluded(a, b, la, lb):
-                    tc = pair_at(a, b, t, x, v, tg, R)
+                    tc = pair_at(a, b, t, x, v, tg, R, period)
                     if tc < NO_CONTACT and before(t + tc, rank(a, b, n, orig), best, rank(a, partner, n, orig)):
                         best, partner = t + tc, b
                 b = nxt[b]
@@ -212,7 +230,7 @@ def nearest_contact(a, t, la, lb, axis, grains, walls, grid, n_out):
     for k in range(stop):
         b = out_list[k] if cx >= 0 else k
         if b != a and not excluded(a, b, la, lb):
-            tc = pair_at(a, b, t, x, v, tg, R)
+            tc = pair_at(a, b, t, x, v, tg, R, grid[0][4])
             if tc < NO_CONTACT and before(t + tc, rank(a, b, n, orig), best, rank(a, partner, n, orig)):
                 best, partner = t + tc, b
     for q in range(len(wo) if walls_too else 0):
@@ -274,10 +292,16 @@ def place(a: int, x: np.ndarray, gf: np.ndarray, gi: np.ndarray, cell: np.ndarra
 
 
 @jit
-def move_cell(a: int, d: int, v: np.ndarray, gi, cell, head, nxt, prv, out_list, out_pos, misc) -> None:
-    """Grain a leaves its cell along axis d: into the next cell, or out of the grid."""
+def move_cell(a: int, d: int, x: np.ndarray, v: np.ndarray, gf, gi, cell, head, nxt, prv, out_list, out_pos,
+              misc) -> None:
+    """Grain a (at the event's time) leaves its cell along axis d: into the next cell, or out of the grid; in a
+    periodic box, across the box's edge into the first cell on the other side (its position moved by a period)."""
     unlink(a, cell[a, 1] * gi[0] + cell[a, 0], head, nxt, prv)
     cell[a, d] += 1 if v[a, d] > 0.0 else -1
+    if gf[4] > 0.0 and not 0 <= cell[a, d] < gi[d]:
+        wrap = 1 if cell[a, d] < 0 else -1
+        cell[a, d] += wrap * gi[d]
+        x[a, d] += wrap * gf[4]
     if 0 <= cell[a, d] < gi[d]:
         link(a, cell[a, 1] * gi[0] + cell[a, 0], head, nxt, prv)
     else:
@@ -286,7 +310,7 @@ def move_cell(a: int, d: int, v: np.ndarray, gi, cell, head, nxt, prv, out_list,
 
 
 @jit
-def bump(a: int, p: int, x, v, m, wn, r: float) -> None:
+def bump(a: int, p: int, x, v, m, wn, r: float, period: float) -> None:
     """Solve contact (a, p), p a grain or a wall code: reference.contacts.grain_impulse / wall_impulse."""
     if p < 0:
         q = -(p + 1)
@@ -294,7 +318,7 @@ def bump(a: int, p: int, x, v, m, wn, r: float) -> None:
         v[a, 0] += s * wn[q, 0]
         v[a, 1] += s * wn[q, 1]
         return
-    dx0, dx1 = x[a, 0] - x[p, 0], x[a, 1] - x[p, 1]
+    dx0, dx1 = nearest_image(x[a, 0] - x[p, 0], period), nearest_image(x[a, 1] - x[p, 1], period)
     length = math.hypot(dx0, dx1)
     n0, n1 = dx0 / length, dx1 / length
     un = (v[a, 0] - v[p, 0]) * n0 + (v[a, 1] - v[p, 1]) * n1
@@ -308,15 +332,15 @@ def bump(a: int, p: int, x, v, m, wn, r: float) -> None:
 
 
 @jit
-def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, rw: float, count) -> tuple[int, int]:
+def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, rw: float, count, period: float) -> tuple[int, int]:
     """Solve contact (a, p) at time t (a there already; restitution r, rw on walls); count it; return it as index."""
     count[a] += 1
     if p < 0:
-        bump(a, p, x, v, m, wn, rw)
+        bump(a, p, x, v, m, wn, rw, period)
         return a, p
     sync(x, v, tg, p, t)
     count[p] += 1
-    bump(min(a, p), max(a, p), x, v, m, wn, r)
+    bump(min(a, p), max(a, p), x, v, m, wn, r, period)
     return min(a, p), max(a, p)
 
 
@@ -329,7 +353,8 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
       r: restitution (rw: of the walls). t_end: the interval.
       (la, lb): the contact solved just before, never solved first.
       max_contacts: contacts allowed before giving up (inelastic collapse).
-      gf: grid origin x, y and cell sizes; gi: cells along x and y. orig: the caller's number of each grain.
+      gf: grid origin x, y, cell sizes and the period (0: none; else the grid is the periodic box [0, period)^2,
+      the grains in it and no walls); gi: cells along x and y. orig: the caller's number of each grain.
 
     Returns:
       (status, contacts, pairs, la, lb, t_last, events): DONE or COLLAPSED, contacts solved, how many of them
@@ -377,7 +402,7 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
                 return COLLAPSED, contacts, pairs, la, lb, t_last, events
             if p >= 0:
                 pairs += 1
-            la, lb = solve(a, p, t, x, v, tg, m, wn, r, rw, count)
+            la, lb = solve(a, p, t, x, v, tg, m, wn, r, rw, count, gf[4])
             predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
             if p >= 0:
                 predict(p, t, t_end, la, lb, -1, False, grains, walls, grid, queue)
@@ -387,7 +412,7 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
             place(a, x, gf, gi, cell, head, nxt, prv)
         else:
             axis = p - n
-            move_cell(a, axis, v, gi, cell, head, nxt, prv, out_list, out_pos, misc)
+            move_cell(a, axis, x, v, gf, gi, cell, head, nxt, prv, out_list, out_pos, misc)
         predict(a, t, t_end, la, lb, axis, True, grains, walls, grid, queue)
     for a in range(n):
         sync(x, v, tg, a, t_end)

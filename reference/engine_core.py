@@ -344,6 +344,28 @@ def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, rw: float, count,
     return min(a, p), max(a, p)
 
 
+@jit
+def meet_again(g1: int, g2: int, a: int, p: int, t: float, t_end: float, period: float, grains, queue) -> None:
+    """In a periodic box, after contact (a, p): queue the next contact of the pair (g1, g2) solved before it.
+
+    The events of g1 and g2 were predicted while their own contact was the one left out; in a box with walls
+    they recede and cannot meet again before one of them changes course, but in a periodic box they can, through
+    another image, with nothing else in between. Their contact is queued as an event of g1 (stale as soon as
+    either collides), unless one of them took part in (a, p): then its new prediction has looked already.
+    """
+    if g1 < 0 or g2 < 0 or g1 == a or g1 == p or g2 == a or g2 == p:
+        return
+    x, v, tg, R, count, orig = grains[0], grains[1], grains[2], grains[3], grains[4], grains[7]
+    misc, ht, hk, hi = queue
+    sync(x, v, tg, g1, t)
+    tc = pair_at(g1, g2, t, x, v, tg, R, period)
+    if not t + tc <= t_end:
+        return
+    if misc[1] == len(ht):
+        misc[1] = compact(ht, hk, hi, misc[1], count)
+    misc[1] = push(ht, hk, hi, misc[1], t + tc, g1, g2, count[g1], count[g2], rank(g1, g2, len(x), orig))
+
+
 @jit(allocates=True)
 def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
     """Move the grains (x, v in place) from time 0 to t_end, solving every contact in time order.
@@ -402,10 +424,13 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
                 return COLLAPSED, contacts, pairs, la, lb, t_last, events
             if p >= 0:
                 pairs += 1
+            before_la, before_lb = la, lb
             la, lb = solve(a, p, t, x, v, tg, m, wn, r, rw, count, gf[4])
             predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
             if p >= 0:
                 predict(p, t, t_end, la, lb, -1, False, grains, walls, grid, queue)
+            if gf[4] > 0.0:
+                meet_again(before_la, before_lb, a, p, t, t_end, gf[4], grains, queue)
             continue
         if p == n + 2:
             set_outside(a, False, out_list, out_pos, misc)

@@ -52,17 +52,33 @@ def energy_figure(data: dict) -> Any:
     for axes in (left, middle):
         _mark_regimes(axes, data, t_axis=axes is middle)
         axes.legend(loc="lower left")
-    _exponent_panel(right, s, e[1:])
+    _exponent_panel(right, s, e[1:], data.get("ensemble"))
     fig.suptitle(f"Freely cooling disks: r = {r}, area fraction {data['area_fraction']}, {data['box']}")
     return fig
 
 
-def _exponent_panel(axes: Any, s: np.ndarray, e: np.ndarray) -> None:
-    """Local decay exponent -d ln E / d ln t (fitted over a factor 2 in time around each sample) against t/tau."""
+def _local_exponent(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """-d ln E / d ln t fitted over a factor 2 in time around each of 60 centres: (centres, exponents)."""
     centres = np.geomspace(max(s[0], 1e-2) * 1.5, s[-1] / 1.5, 60)
-    local = [-np.polyfit(np.log(s[w]), np.log(e[w]), 1)[0] if np.count_nonzero(w) >= 3 else np.nan
-             for w in ((s >= x / 1.5) & (s <= x * 1.5) for x in centres)]
-    axes.semilogx(centres, local, color=DATA, lw=1.6, label="simulation")
+    return centres, [-np.polyfit(np.log(s[w]), np.log(e[w]), 1)[0] if np.count_nonzero(w) >= 3 else np.nan
+                     for w in ((s >= x / 1.5) & (s <= x * 1.5) for x in centres)]
+
+
+def _exponent_panel(axes: Any, s: np.ndarray, e: np.ndarray, ensemble: dict | None) -> None:
+    """Local decay exponent against t/tau: the run shown, and the mean of the ensemble's ln E if there is one."""
+    centres, local = _local_exponent(s, e)
+    many = ensemble is not None and ensemble["runs"] > 1
+    axes.semilogx(centres, local, color=DATA, lw=1.0 if many else 1.6, alpha=0.45 if many else 1.0,
+                  label="simulation" + (" (the run shown)" if many else ""))
+    if many:
+        assert ensemble is not None
+        mean_s, mean_local = _local_exponent(np.asarray(ensemble["t_over_tau"]), np.asarray(ensemble["energy"]))
+        axes.semilogx(mean_s, mean_local, color="#2ca02c", lw=1.8, label=f"mean of {ensemble['runs']} runs")
+        if ensemble["clustering_exponent"] is not None:
+            lo, hi = ensemble["clustering_window_t_over_tau"]
+            axes.hlines(ensemble["clustering_exponent"], lo, hi, color="#2ca02c", lw=3, alpha=0.6,
+                        label=f"their fit over {lo:g}-{hi:g} τ: {ensemble['clustering_exponent']:.2f}")
+    centres = np.geomspace(max(s[0], 1e-2) * 1.5, s[-1] / 1.5, 60)
     axes.semilogx(centres, 2 * centres / (1 + centres), "--", color=HAFF, label="Haff's law")
     axes.axhline(1.0, color="k", ls=":", lw=1.4, label="clustering, $E \\propto 1/t$ (Nie, Ben-Naim, Chen)")
     axes.set_ylim(0, 2.6)

@@ -23,11 +23,18 @@ def ensemble():
     return runs
 
 
-def test_the_start_is_a_gas_of_separate_disks_in_the_box_at_temperature_one():
-    gas = cooling.initial_gas(300, 7)
-    gaps = np.hypot(*(gas.x[:, None, :] - gas.x[None, :, :]).transpose(2, 0, 1)) + np.eye(300) * 9
+@pytest.mark.parametrize("box", cooling.BOXES)
+def test_the_start_is_a_gas_of_separate_disks_in_the_box_at_temperature_one(box):
+    gas = cooling.initial_gas(300, 7, box=box)
+    d = gas.x[:, None, :] - gas.x[None, :, :]
+    if gas.periodic:  # through the box's edges too
+        d -= gas.side * np.round(d / gas.side)
+        assert gas.x.min() >= 0.0 and gas.x.max() < gas.side and len(gas.w) == 0
+        assert np.abs(gas.v.sum(axis=0)).max() < 1e-9  # no flow of the whole gas
+    else:
+        assert gas.x.min() >= 0.5 - 1e-9 and gas.x.max() <= gas.side - 0.5 + 1e-9 and len(gas.w) == 4
+    gaps = np.hypot(d[..., 0], d[..., 1]) + np.eye(300) * 9
     assert gaps.min() >= cooling.DIAMETER * (1 - 1e-9)
-    assert gas.x.min() >= 0.5 - 1e-9 and gas.x.max() <= gas.side - 0.5 + 1e-9
     assert cooling.temperature(gas.v, gas.m) == pytest.approx(cooling.T0, rel=1e-12)
     phi = 300 * math.pi * 0.25 / gas.side**2
     assert phi == pytest.approx(cooling.AREA_FRACTION, rel=1e-12)
@@ -57,7 +64,7 @@ def test_energy_never_increases_and_the_run_reaches_its_collisions(ensemble):
 
 
 def test_collisions_per_grain_are_counted_as_the_exact_search_counts_them():
-    gas = cooling.initial_gas(8, 3, phi=0.15)
+    gas = cooling.initial_gas(8, 3, phi=0.15, box="walls")
     trace, snaps = cooling.cool(gas, 1.0, 6.0)  # r = 1: the exact search (walls restitute with r) is the same physics
     x, v, last, pairs, walls = gas.x, gas.v, (-1, -1), 0, 0
     for t0, t1 in zip(trace.t[:-1], trace.t[1:]):
@@ -104,7 +111,7 @@ def test_json_has_the_numbers(capsys):
     data = json.loads(capsys.readouterr().out)
     assert {"grains", "seed", "restitution", "area_fraction", "box", "T0", "omega0", "tau", "tolerance",
             "homogeneous_collisions_per_grain", "max_deviation_time", "max_deviation_collisions", "crossover",
-            "late_exponent", "decay_exponents", "collapsed", "snapshots", "trace"} <= set(data)
+            "late_exponent", "decay_exponents", "ensemble", "collapsed", "snapshots", "trace"} <= set(data)
     assert data["grains"] == 60 and data["seed"] == 2
     trace = data["trace"]
     assert len(trace["t"]) == len(trace["energy"]) == len(trace["collisions_per_grain"]) > 5
@@ -120,6 +127,31 @@ def test_snapshots_are_taken_on_the_first_step_past_each_count():
         k = int(np.nonzero(trace.c == snap.c)[0][0])
         assert snap.t == trace.t[k] and cooling.temperature(snap.gas.v, snap.gas.m) == trace.energy[k]
     assert snaps[-1].c == trace.c[-1]
+
+
+def test_a_periodic_gas_cools_with_no_flow_of_the_whole_gas(ensemble):
+    for gas, trace in ensemble:
+        assert gas.periodic and trace.energy[-1] < 0.5 * trace.energy[0]
+    gas = ensemble[0][0]
+    _, snaps = cooling.cool(gas, cooling.RESTITUTION, 20.0)
+    assert np.abs((gas.m[:, None] * snaps[-1].gas.v).sum(axis=0)).max() < 1e-9 * len(gas.x)
+
+
+def test_the_ensemble_exponent_is_that_of_the_mean_power_law():
+    """Three runs sampled at different times, all E = t^-1 (the clustering regime's law) times a constant of their
+    own: the exponents of the mean ln E are 1 over every decade and over the clustering window."""
+    tau = 2.0
+    traces = [cooling.Trace(t, np.arange(len(t), dtype=float), k / t, False)
+              for k, t in ((1.0, np.geomspace(1e-2, 3e4, 300)), (2.0, np.geomspace(1e-3, 4e4, 500)),
+                           (0.5, np.geomspace(1e-2, 2.5e4, 90)))]
+    found = cooling.ensemble_exponents(traces, tau)
+    assert found["runs"] == 3 and found["reached_t_over_tau"] == pytest.approx(2.5e4 / tau)
+    assert [e["t_over_tau"] for e in found["decay_exponents"]] == [[1.0, 10.0], [10.0, 100.0], [100.0, 1000.0],
+                                                                   [1000.0, 10000.0]]
+    assert all(e["exponent"] == pytest.approx(1.0, abs=1e-6) for e in found["decay_exponents"])
+    assert found["clustering_exponent"] == pytest.approx(1.0, abs=1e-6)
+    short = [cooling.Trace(t.t[t.t < 100.0], t.c[t.t < 100.0], t.energy[t.t < 100.0], False) for t in traces]
+    assert cooling.ensemble_exponents(short, tau)["clustering_exponent"] is None  # the window is not reached
 
 
 def test_decay_exponents_are_those_of_a_power_law():
@@ -138,6 +170,7 @@ def test_decay_exponents_are_those_of_a_power_law():
     (["--grains", "1"], "--grains 1: give between 2 and 1000000 disks"),
     (["--grains", "2000000"], "--grains 2000000: give between 2 and 1000000 disks"),
     (["--collisions-per-grain", "0"], "--collisions-per-grain 0"),
+    (["--seeds", "0"], "--seeds 0: give between 1 and 100 runs"),
 ])
 def test_bad_arguments_are_named(argv, message, tmp_path, capsys):
     argv = [a.replace("{tmp}", str(tmp_path / "figs")) for a in argv]

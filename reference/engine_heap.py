@@ -12,7 +12,7 @@ when the arrays fill up.
 
 ``jit`` compiles with numba when it is installed (``cache=True``: compiled once per machine, not per process) and is
 the identity otherwise, so the same source runs as plain Python; ``COMPILED`` says which. numba's cache is keyed on
-each source file alone: after editing this file, delete reference/__pycache__/engine_core.* (or touch
+each source file alone: after editing this file, delete reference/__pycache__/engine_core.* and engine_cells.* (or touch
 engine_core.py), or engine_core's cached code keeps the old heap.
 """
 

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from grader.commands.batch import forkserver, worker
-from grader.commands.batch.forkserver import ForkServer, ForkServerError
+from grader.commands.batch import forked, worker
+from grader.commands.batch.forked import ForkServer, ForkServerError
 from grader.commands.batch.submissions import Submission
 from grader.grading.runner import GradeOptions
 from grader.sandbox import isolation
@@ -134,7 +134,7 @@ def test_a_server_that_cannot_start_costs_speed_not_a_grade(tmp_path, monkeypatc
     def refused(*args, **kwargs):
         raise ForkServerError("the fork server did not start: refused (test)")
 
-    monkeypatch.setattr(forkserver.ForkServer, "start", classmethod(refused))
+    monkeypatch.setattr(forked.ForkServer, "start", classmethod(refused))
     warned = io.StringIO()
     staging = worker.Staging(warn=warned)
     try:
@@ -156,7 +156,7 @@ def test_a_batch_forks_its_workers_from_one_server():
         options = GradeOptions(limits=LIMITS, hidden=False, selftest=False)
         jobs = [staging.start(Submission(name, Path(f"{name}.py"), b"x = 1\n"), options, False, "test")
                 for name in ("ada", "ben", "cleo")]
-        assert all(isinstance(job.process, forkserver.ForkedWorker) for job in jobs)
+        assert all(isinstance(job.process, forked.ForkedWorker) for job in jobs)
         assert staging.server is not None and len({job.process.pid for job in jobs}) == 3
         assert [job.process.wait() for job in jobs] == [worker.EXIT_GRADED] * 3
         assert all(job.reply() is not None for job in jobs)

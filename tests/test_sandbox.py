@@ -23,7 +23,6 @@ import pytest
 from grader.errors import SandboxFault
 from grader.sandbox import calls, wire
 from grader.sandbox import client as sandbox
-from grader.sandbox.channel import ProcessTree
 from grader.sandbox.client import (
     CallRaised,
     CallTimeout,
@@ -32,6 +31,7 @@ from grader.sandbox.client import (
     ProtocolViolation,
     Sandbox,
 )
+from grader.sandbox.processes import ProcessTree
 from grader.spec import limits as limits_module
 from grader.spec.limits import TEXT_CAP, Limits
 

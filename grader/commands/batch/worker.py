@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TextIO
 
 from grader import errors, spec
-from grader.commands.batch.forkserver import ForkedWorker, ForkServer, ForkServerError
+from grader.commands.batch.forked import ForkedWorker, ForkServer, ForkServerError
 from grader.commands.batch.signing import READ_CAP
 from grader.commands.batch.submissions import Submission
 from grader.grading.results import Results, ResultsError

@@ -97,11 +97,10 @@ def pair_at(a: int, b: int, t: float, x: np.ndarray, v: np.ndarray, tg: np.ndarr
             period: float) -> float:
     """Contact time of grains a (at time t already) and b (moved to t on the fly), nearest images if periodic."""
     s = t - tg[b]
-    return pair_time(
-        nearest_image(x[a, 0] - (x[b, 0] + v[b, 0] * s), period),
-        nearest_image(x[a, 1] - (x[b, 1] + v[b, 1] * s), period),
-        v[a, 0] - v[b, 0], v[a, 1] - v[b, 1], R[a] + R[b],
-    )
+    dx0, dx1 = x[a, 0] - (x[b, 0] + v[b, 0] * s), x[a, 1] - (x[b, 1] + v[b, 1] * s)
+    if period > 0.0:
+        dx0, dx1 = nearest_image(dx0, period), nearest_image(dx1, period)
+    return pair_time(dx0, dx1, v[a, 0] - v[b, 0], v[a, 1] - v[b, 1], R[a] + R[b])
 
 
 @jit
@@ -126,7 +125,7 @@ def scan(a, t, la, lb, gx0, gx1, gy0, gy1, best, partner, grains, grid):
         xs, xe, ys, ye = max(gx0, 0), min(gx1, gi[0]), max(gy0, 0), min(gy1, gi[1])
     for gx in range(xs, xe):
         for gy in range(ys, ye):
-            b = head[(gy % gi[1]) * gi[0] + gx % gi[0]]
+            b = head[(gy % gi[1]) * gi[0] + gx % gi[0]] if period > 0.0 else head[gy * gi[0] + gx]
             while b >= 0:
                 if b != a and not excluded(a, b, la, lb):
                     tc = pair_at(a, b, t, x, v, tg, R, period)

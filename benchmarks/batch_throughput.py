@@ -9,9 +9,9 @@ submissions per hour. ``--mix hard`` holds the two correct variants of the test 
 single-bug mutations, the five sample submissions of examples/ and hostile
 ones (hangs at import and in a function, a fork bomb, a memory bomb, an
 output flood, os._exit, killing its parent, the network, an unpickling bomb,
-a float that equals anything): 41 files, each graded from scratch (--force),
-each by a worker process of its own (python -m grader.commands.batch.worker): what a hostile or hanging file
-costs (its limits) shows there.
+a float that equals anything): 41 files. Each file is graded from scratch (--force) by a worker forked from
+the batch's fork server (grader.commands.batch.forkserver); what a hostile or hanging file costs (its limits) shows
+in the hard mix.
 """
 
 from __future__ import annotations

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from grader.commands.batch import forked, worker
 from grader.commands.batch.forked import ForkServer, ForkServerError
@@ -162,3 +165,46 @@ def test_a_batch_forks_its_workers_from_one_server():
         assert all(job.reply() is not None for job in jobs)
     finally:
         staging.close()
+
+
+def test_a_server_that_stops_answering_costs_its_workers_never_a_hang(tmp_path, monkeypatch):
+    """Frozen (SIGSTOP): a worker's end is awaited ANSWER_SECONDS at most, then the server is stopped and its
+    workers end as the grader's errors with its last words; a start it does not answer is not forked later."""
+    monkeypatch.setattr(forked, "ANSWER_SECONDS", 2.0)
+    server = start_server(tmp_path)
+    try:
+        running = server.fork(job_folder(tmp_path, "sleepy", SLEEPY), tmp_path)
+        os.kill(server.process.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        running.kill()
+        assert running.wait() == -9 and time.monotonic() - started < 30
+        assert "did not report" in running.lost and server.dead and server.process.poll() is not None
+        with pytest.raises(ForkServerError):
+            server.fork(job_folder(tmp_path, "late", "x = 1\n"), tmp_path)
+    finally:
+        server.stop()
+
+
+def test_a_start_the_server_does_not_answer_is_never_forked_later(tmp_path, monkeypatch):
+    monkeypatch.setattr(forked, "ANSWER_SECONDS", 2.0)
+    server = start_server(tmp_path)
+    try:
+        os.kill(server.process.pid, signal.SIGSTOP)
+        with pytest.raises(ForkServerError, match="did not answer"):
+            server.fork(job_folder(tmp_path, "ada", "x = 1\n"), tmp_path)
+        assert server.process.poll() is not None  # stopped, so it cannot fork that request once it wakes
+        assert not (tmp_path / "ada" / "worker.log").exists()
+    finally:
+        server.stop()
+
+
+def test_what_the_server_never_writes_stops_it_and_the_batch_goes_on(tmp_path):
+    server = start_server(tmp_path)
+    try:
+        running = server.fork(job_folder(tmp_path, "sleepy", SLEEPY), tmp_path)
+        with open(f"/proc/{server.process.pid}/fd/1", "wb") as channel:  # the server's end, as its own uid may
+            channel.write(b"not json\n")
+        running.poll()
+        assert running.returncode == -9 and "not a message of its own" in running.lost and server.dead
+    finally:
+        server.stop()

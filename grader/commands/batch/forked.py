@@ -36,14 +36,21 @@ class ForkedWorker:
     pid: int
     server: ForkServer
     returncode: int | None = None
+    #: Why the worker is gone with its server (the server's last words), if it is.
+    lost: str = ""
 
     def poll(self) -> int | None:
         self.server.collect(0.0)
         return self.returncode
 
     def wait(self) -> int:
+        """Its exit code; a server that says nothing of it for ANSWER_SECONDS is stopped, and the worker with it."""
+        deadline = time.monotonic() + ANSWER_SECONDS
         while self.returncode is None:
             self.server.collect(REAP_SECONDS)
+            if self.returncode is None and time.monotonic() > deadline:
+                self.server.stop(f"the fork server did not report worker {self.pid}'s end within "
+                                 f"{ANSWER_SECONDS:g} s")
         return self.returncode
 
     def kill(self) -> None:
@@ -52,9 +59,15 @@ class ForkedWorker:
 
 @dataclass
 class ForkServer:
-    """The batch's handle on its fork server."""
+    """The batch's handle on its fork server.
+
+    Whatever goes wrong with the server (it does not start, stops answering, dies, or says what it never says) is
+    a ForkServerError or a lost server: its workers end as the grader's errors, with the server's last words, and
+    the batch goes on without it.
+    """
 
     process: subprocess.Popen
+    log: Path
     workers: dict[int, ForkedWorker] = field(default_factory=dict)
     buffer: bytes = b""
     dead: bool = False
@@ -67,22 +80,32 @@ class ForkServer:
                 [sys.executable, "-m", "grader.commands.batch.forkserver", str(os.getpid()), str(int(namespaces))],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out, env=env, cwd=cwd,
                 start_new_session=True)
-        server = cls(process)
-        if server._answer(ANSWER_SECONDS).get("ready") is not True:
-            server.close()
-            raise ForkServerError(f"the fork server did not start: {server._log(log)}")
+        server = cls(process, log)
+        try:
+            server._answer(ANSWER_SECONDS)
+        except ForkServerError as exc:
+            server.stop(str(exc))
+            raise ForkServerError(f"the fork server did not start ({exc}): {server.last_words()}") from None
         return server
 
-    @staticmethod
-    def _log(log: Path) -> str:
-        text = log.read_bytes()[-2000:].decode("utf-8", "replace").strip() if log.exists() else ""
+    def last_words(self) -> str:
+        """The last line the server wrote to its log (a traceback's last line), or that it said nothing."""
+        try:
+            text = self.log.read_bytes()[-2000:].decode("utf-8", "replace").strip()
+        except OSError:
+            text = ""
         return text.splitlines()[-1] if text else "it said nothing"
 
     def fork(self, folder: Path, tmp: Path) -> ForkedWorker:
-        """A worker grading the request in ``folder`` (request.json); ForkServerError if the server is gone."""
+        """A worker grading the request in ``folder`` (request.json); ForkServerError if the server is gone or does
+        not answer (it is stopped then: it must not fork that request later, unknown to the batch)."""
         self._send({"folder": str(folder), "tmp": str(tmp)})
-        answer = self._answer(ANSWER_SECONDS, want="pid")
-        worker = ForkedWorker(int(answer["pid"]), self)
+        try:
+            answer = self._answer(ANSWER_SECONDS, want="pid")
+            worker = ForkedWorker(int(answer["pid"]), self)
+        except (ForkServerError, ValueError, TypeError) as exc:
+            self.stop(str(exc))
+            raise ForkServerError(str(exc)) from None
         self.workers[worker.pid] = worker
         return worker
 
@@ -95,29 +118,33 @@ class ForkServer:
 
     def collect(self, timeout: float) -> None:
         """Read what the server said (waiting up to ``timeout`` s for something): note the workers that ended."""
+        if self.dead:
+            return
         try:
             self._answer(timeout, want=None)
-        except ForkServerError:
-            self._lost()
+            if self.process.poll() is not None:
+                raise ForkServerError(f"the fork server ended (exit code {self.process.returncode})")
+        except ForkServerError as exc:
+            self.stop(str(exc))
 
-    def close(self) -> None:
-        """Stop the server (its workers die with it)."""
-        self.dead = True
-        try:
-            self.process.kill()
-        except ProcessLookupError:
-            pass
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                stream.close()
-
-    def _lost(self) -> None:
-        """The server died: so did its workers (parent-death signal); each reads as killed."""
-        self.dead = True
+    def stop(self, why: str = "the batch closed it") -> None:
+        """Stop the server (its workers die with it: each ends as killed, with why and the server's last words)."""
+        if not self.dead:
+            self.dead = True
+            try:
+                self.process.kill()
+            except ProcessLookupError:
+                pass
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream is not None:
+                    stream.close()
+        lost = f"{why}; its log ends: {self.last_words()}"
         for worker in self.workers.values():
             if worker.returncode is None:
-                worker.returncode = -signal.SIGKILL
+                worker.returncode, worker.lost = -signal.SIGKILL, lost
+
+    close = stop
 
     def _send(self, message: dict) -> None:
         if self.dead:
@@ -127,25 +154,31 @@ class ForkServer:
             self.process.stdin.write(json.dumps(message).encode() + b"\n")
             self.process.stdin.flush()
         except OSError as exc:
-            self._lost()
+            self.stop(f"the fork server has stopped ({exc})")
             raise ForkServerError(f"the fork server has stopped ({exc})") from None
 
     def _answer(self, timeout: float, want: str | None = "ready") -> dict:
         """Read messages until one holding ``want`` (returned); with want None, all there is within ``timeout``
-        ({}). Every "ended" read on the way is noted."""
+        ({}). Every "ended" read on the way is noted. ForkServerError if the server stops, is silent past the
+        timeout while ``want`` is awaited, or writes what it never writes."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         deadline = time.monotonic() + timeout
         while True:
             while b"\n" in self.buffer:
                 line, self.buffer = self.buffer.split(b"\n", 1)
-                message = json.loads(line)
-                if "ended" in message:
-                    ended = self.workers.pop(int(message["ended"]), None)
-                    if ended is not None:
-                        ended.returncode = int(message["code"])
-                elif want is not None and want in message:
-                    return message
+                try:
+                    message = json.loads(line)
+                    if "ended" in message:
+                        ended = self.workers.pop(int(message["ended"]), None)
+                        if ended is not None:
+                            ended.returncode = int(message["code"])
+                    elif want is not None and want in message:
+                        return message
+                except (ValueError, TypeError, KeyError):
+                    raise ForkServerError(f"the fork server wrote {line[:80]!r}, not a message of its own") from None
+            if len(self.buffer) > LINE_CAP:
+                raise ForkServerError("the fork server wrote a line too long")
             left = deadline - time.monotonic()
             readable, _, _ = select.select([fd], [], [], max(left, 0.0))
             if not readable:

@@ -216,6 +216,8 @@ class Job:
 
     def failure(self) -> str:
         """Why the worker gave no reply, from its exit status and the last line of its log."""
+        if isinstance(self.process, ForkedWorker) and self.process.lost:
+            return f"the worker ended with its fork server: {self.process.lost}"
         code = self.process.returncode
         if code is not None and code < 0:
             return f"the worker was killed by signal {-code} ({signal.Signals(-code).name})"
@@ -298,6 +300,8 @@ class Staging:
             return self.server.fork(folder, tmp)
         except (ForkServerError, OSError) as exc:
             self.forking = False
+            if self.server is not None:
+                self.server.stop(str(exc))
             print(f"granular-grader: {exc}; each worker now starts a Python of its own (slower, the same grades)",
                   file=self.warn)
             return None

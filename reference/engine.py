@@ -13,7 +13,8 @@ How it works, as in the event-driven codes of the literature (Rapaport, Lubachev
   a grain meets only grains of its 3 x 3 cells (plus grains outside the grid, which meet everybody), and leaving a
   cell is an event of its own. Walls are any lines (any orientation, any number), checked for every grain.
 - **Periodic box** (``period``, for reference.cooling): the grid is the box, cells wrap around at its edges, and
-  grains meet through their nearest periodic image.
+  grains meet through their nearest periodic image. The pair solved last is left out only while it still touches:
+  it may meet again through another image with nothing solved in between.
 - **Same physics.** The formulas and the "no contact" rules of :mod:`reference.contacts`; the contact solved last
   is left out of the next search (as in :func:`reference.events.earliest_contact`; one difference, at round-off
   level only: a pair left out stays left out for its two grains' queued events even after another contact, where
@@ -97,19 +98,21 @@ def grid_for(x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array([lo[0], lo[1], extent[0] / cells[0], extent[1] / cells[1], 0.0]), cells
 
 
-#: Fewest cells along a side of a periodic box: with 4 or more, a grain's 3 x 3 cells are distinct and the nearest
-#: image of every grain there is the one it can touch before either leaves its cell.
-MIN_PERIODIC_CELLS = 4
+#: Fewest cells along a side of a periodic box: with 5 or more, a grain's 3 x 3 cells are distinct and every grain
+#: there is less than half a period away, so its nearest image is the one it can touch (with 4, a pair exactly half
+#: a period apart could be taken through the image where it recedes, and pass through each other).
+MIN_PERIODIC_CELLS = 5
 
 
 def periodic_grid(period: float, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Grid of the periodic box [0, period)^2: (0, 0, Lx, Ly, period), (M, M); ValueError if it is too small."""
     n = len(R)
     reach = 2.0 * float(R.max()) * (1.0 + CELL_MARGIN) + CELL_MARGIN * period
-    side = max(reach, min(period / math.sqrt(n * CELLS_PER_GRAIN), period / MIN_PERIODIC_CELLS))
-    cells = int(period // side)
+    # About one grain per cell, but MIN_PERIODIC_CELLS wherever cells a contact distance wide allow as many.
+    cells = max(int(period // max(reach, period / math.sqrt(n * CELLS_PER_GRAIN))),
+                min(MIN_PERIODIC_CELLS, int(period // reach)))
     if cells < MIN_PERIODIC_CELLS:
-        raise ValueError(f"period={period:g}: a periodic box must be at least {MIN_PERIODIC_CELLS} contact "
+        raise ValueError(f"period={period:g}: a periodic box must be more than {MIN_PERIODIC_CELLS} contact "
                          f"distances (2 max(R) = {2.0 * float(R.max()):g}) wide; make it larger or the grains smaller")
     return np.array([0.0, 0.0, period / cells, period / cells, period]), np.array([cells, cells], dtype=np.int64)
 

@@ -109,11 +109,31 @@ def excluded(a: int, b: int, la: int, lb: int) -> bool:
     return (a == la and b == lb) or (a == lb and b == la)
 
 
+#: In a periodic box the pair solved last is left out only while it still touches (its distance within this
+#: fraction of the contact distance): it may meet again through another image with nothing solved in between.
+TOUCHING = 1e-9
+
+
+@jit
+def left_out(a: int, b: int, la: int, lb: int, t: float, x, v, tg, R, period: float) -> bool:
+    """Whether grains a (at time t) and b are not to be searched: the pair solved last, with walls; in a periodic
+    box, the pair solved last while it still touches (through its nearest image)."""
+    if not excluded(a, b, la, lb):
+        return False
+    if period <= 0.0:
+        return True
+    s = t - tg[b]
+    d0 = nearest_image(x[a, 0] - (x[b, 0] + v[b, 0] * s), period)
+    d1 = nearest_image(x[a, 1] - (x[b, 1] + v[b, 1] * s), period)
+    reach = (R[a] + R[b]) * (1.0 + TOUCHING)
+    return d0 * d0 + d1 * d1 <= reach * reach
+
+
 @jit
 def scan(a, t, la, lb, gx0, gx1, gy0, gy1, best, partner, grains, grid):
     """Earliest contact (time, partner) of grain a with the grains of cells [gx0, gx1) x [gy0, gy1), or best.
 
-    In a periodic box the cell numbers wrap around (the grid then has at least 4 cells a side: no cell twice).
+    In a periodic box the cell numbers wrap around (the grid then has at least 5 cells a side: no cell twice).
     """
     x, v, tg, R, orig = grains[0], grains[1], grains[2], grains[3], grains[7]
     n = len(x)
@@ -127,7 +147,7 @@ def scan(a, t, la, lb, gx0, gx1, gy0, gy1, best, partner, grains, grid):
         for gy in range(ys, ye):
             b = head[(gy % gi[1]) * gi[0] + gx % gi[0]] if period > 0.0 else head[gy * gi[0] + gx]
             while b >= 0:
-                if b != a and not excluded(a, b, la, lb):
+                if b != a and not left_out(a, b, la, lb, t, x, v, tg, R, period):
                     tc = pair_at(a, b, t, x, v, tg, R, period)
                     if tc < NO_CONTACT and before(t + tc, rank(a, b, n, orig), best, rank(a, partner, n, orig)):
                         best, partner = t + tc, b
@@ -253,28 +273,6 @@ def solve(a: int, p: int, t: float, x, v, tg, m, wn, r: float, rw: float, count,
     return min(a, p), max(a, p)
 
 
-@jit
-def meet_again(g1: int, g2: int, a: int, p: int, t: float, t_end: float, period: float, grains, queue) -> None:
-    """In a periodic box, after contact (a, p): queue the next contact of the pair (g1, g2) solved before it.
-
-    The events of g1 and g2 were predicted while their own contact was the one left out; in a box with walls
-    they recede and cannot meet again before one of them changes course, but in a periodic box they can, through
-    another image, with nothing else in between. Their contact is queued as an event of g1 (stale as soon as
-    either collides), unless one of them took part in (a, p): then its new prediction has looked already.
-    """
-    if g1 < 0 or g2 < 0 or g1 == a or g1 == p or g2 == a or g2 == p:
-        return
-    x, v, tg, R, count, orig = grains[0], grains[1], grains[2], grains[3], grains[4], grains[7]
-    misc, ht, hk, hi = queue
-    sync(x, v, tg, g1, t)
-    tc = pair_at(g1, g2, t, x, v, tg, R, period)
-    if not t + tc <= t_end:
-        return
-    if misc[1] == len(ht):
-        misc[1] = compact(ht, hk, hi, misc[1], count)
-    misc[1] = push(ht, hk, hi, misc[1], t + tc, g1, g2, count[g1], count[g2], rank(g1, g2, len(x), orig))
-
-
 @jit(allocates=True)
 def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
     """Move the grains (x, v in place) from time 0 to t_end, solving every contact in time order.
@@ -333,13 +331,10 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
                 return COLLAPSED, contacts, pairs, la, lb, t_last, events
             if p >= 0:
                 pairs += 1
-            before_la, before_lb = la, lb
             la, lb = solve(a, p, t, x, v, tg, m, wn, r, rw, count, gf[4])
             predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
             if p >= 0:
                 predict(p, t, t_end, la, lb, -1, False, grains, walls, grid, queue)
-            if gf[4] > 0.0:
-                meet_again(before_la, before_lb, a, p, t, t_end, gf[4], grains, queue)
             continue
         if p == n + 2:
             set_outside(a, False, out_list, out_pos, misc)

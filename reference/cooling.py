@@ -29,10 +29,11 @@ the decay slows toward E ~ 1/t (Nie, Ben-Naim and Chen, Europhys. Lett. 2002, 2-
 reports where E(t) leaves Haff's law by more than HAFF_TOLERANCE and the exponent -d ln E / d ln t per decade of
 t/tau; ``--seeds K`` runs K gases (one per core) and fits the exponent of their mean ln E per decade and over the
 clustering window CLUSTERING_WINDOW. Measured (10^4 disks, periodic box, 1000 collisions per grain): E leaves Haff's
-law at c = 23 (t = 1.9 tau) for seed 0; the exponent, 2 t/(t + tau) by Haff, turns back at about 1.7 (t ~ 10 tau)
-and the mean of 6 runs decays with exponent 1.18 over 10^2-10^3 tau, 1.09 over 10^3-10^4 tau, 1.14 over the whole
-window: roughly 1/t. One run alone fluctuates (0.4 to 2 per half-decade once a few clusters fill the 280-sigma box).
-With walls instead, the clusters gather at them and the exponent stays at 1.2-1.6.
+law at c = 23 (t = 2.0 tau) for seed 0; the exponent, 2 t/(t + tau) by Haff, turns back at about 1.7 (t ~ 10 tau);
+the mean of 6 runs falls to about 1.2 near 10^2 tau (1.33 over 10^2-10^3 tau) and climbs again, 1.67 over
+10^3-10^4 tau, as a few clusters fill the 280-sigma box: the 1/t regime is approached, not reached. With 4 x 10^4
+disks (560 sigma, 2 runs of 500 collisions per grain) the exponent is 1.16 over 10^2-10^3 tau: closer to 1 as the
+box grows. With walls instead, the clusters gather at them (1.2-1.6 over 10^2-10^3 tau).
 
     python -m reference.cooling [--grains N] [--seed S] [--seeds K] [--collisions-per-grain C] [--box periodic|walls]
                                 [--json] [--plots DIR [--format png|svg|pdf]]

@@ -155,7 +155,10 @@ def initial_gas(n: int, seed: int, phi: float = AREA_FRACTION, box: str = "perio
     """Random non-overlapping disks, thermalised elastically, velocities rescaled to temperature T0.
 
     In a periodic box the total momentum is set to zero first (it is kept, and would be a flow that never cools).
+    CoolingError for a box not in BOXES.
     """
+    if box not in BOXES:
+        raise CoolingError(f"box={box!r}: choose one of {', '.join(BOXES)}")
     radius = DIAMETER / 2.0
     side = math.sqrt(n * math.pi * radius**2 / phi)
     rng = np.random.default_rng(seed)

@@ -78,7 +78,6 @@ def _exponent_panel(axes: Any, s: np.ndarray, e: np.ndarray, ensemble: dict | No
             lo, hi = ensemble["clustering_window_t_over_tau"]
             axes.hlines(ensemble["clustering_exponent"], lo, hi, color="#2ca02c", lw=3, alpha=0.6,
                         label=f"their fit over {lo:g}-{hi:g} τ: {ensemble['clustering_exponent']:.2f}")
-    centres = np.geomspace(max(s[0], 1e-2) * 1.5, s[-1] / 1.5, 60)
     axes.semilogx(centres, 2 * centres / (1 + centres), "--", color=HAFF, label="Haff's law")
     axes.axhline(1.0, color="k", ls=":", lw=1.4, label="clustering, $E \\propto 1/t$ (Nie, Ben-Naim, Chen)")
     axes.set_ylim(0, 2.6)

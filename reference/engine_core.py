@@ -93,13 +93,20 @@ def nearest_image(d: float, period: float) -> float:
 
 
 @jit
-def pair_at(a: int, b: int, t: float, x: np.ndarray, v: np.ndarray, tg: np.ndarray, R: np.ndarray,
-            period: float) -> float:
-    """Contact time of grains a (at time t already) and b (moved to t on the fly), nearest images if periodic."""
+def offset_at(a: int, b: int, t: float, x: np.ndarray, v: np.ndarray, tg: np.ndarray, period: float):
+    """x_a - x_b at time t (a there already, b moved on the fly), through the nearest image if periodic."""
     s = t - tg[b]
     dx0, dx1 = x[a, 0] - (x[b, 0] + v[b, 0] * s), x[a, 1] - (x[b, 1] + v[b, 1] * s)
     if period > 0.0:
-        dx0, dx1 = nearest_image(dx0, period), nearest_image(dx1, period)
+        return nearest_image(dx0, period), nearest_image(dx1, period)
+    return dx0, dx1
+
+
+@jit
+def pair_at(a: int, b: int, t: float, x: np.ndarray, v: np.ndarray, tg: np.ndarray, R: np.ndarray,
+            period: float) -> float:
+    """Contact time of grains a (at time t already) and b (moved to t on the fly), nearest images if periodic."""
+    dx0, dx1 = offset_at(a, b, t, x, v, tg, period)
     return pair_time(dx0, dx1, v[a, 0] - v[b, 0], v[a, 1] - v[b, 1], R[a] + R[b])
 
 
@@ -122,9 +129,7 @@ def left_out(a: int, b: int, la: int, lb: int, t: float, x, v, tg, R, period: fl
         return False
     if period <= 0.0:
         return True
-    s = t - tg[b]
-    d0 = nearest_image(x[a, 0] - (x[b, 0] + v[b, 0] * s), period)
-    d1 = nearest_image(x[a, 1] - (x[b, 1] + v[b, 1] * s), period)
+    d0, d1 = offset_at(a, b, t, x, v, tg, period)
     reach = (R[a] + R[b]) * (1.0 + TOUCHING)
     return d0 * d0 + d1 * d1 <= reach * reach
 

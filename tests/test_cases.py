@@ -18,6 +18,7 @@ from grader.grading.cases import CaseBook
 from grader.grading.report import FAILED, PASSED
 from grader.grading.runner import GradeOptions, all_properties, cases_on_disk, draw_cases
 from grader.properties.property import Property, fail
+from grader.spec import paths
 
 from .test_runner import Counting
 
@@ -34,7 +35,7 @@ def below(limit: int) -> Property:
 @pytest.fixture
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"
-    monkeypatch.setenv(cases.CACHE_ENV, str(folder))
+    monkeypatch.setenv(paths.CASE_CACHE_ENV, str(folder))
     return folder
 
 
@@ -176,10 +177,10 @@ def test_a_user_without_a_home_draws_in_memory(monkeypatch: pytest.MonkeyPatch):
     def homeless() -> Path:
         raise RuntimeError("Could not determine home directory.")
 
-    monkeypatch.delenv(cases.CACHE_ENV, raising=False)
+    monkeypatch.delenv(paths.CASE_CACHE_ENV, raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(Path, "home", staticmethod(homeless))
-    assert cases.cache_folder() is None and cases.cache_file() is None
+    assert paths.case_cache_folder() is None and cases.cache_file() is None
     prop = below(50)
     assert len(list(CaseBook.drawn([prop], on_disk=True).cases(prop) or ())) == prop.examples
     assert allow_list.secrets()

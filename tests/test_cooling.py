@@ -187,3 +187,8 @@ def test_plots_are_written_in_the_format_asked(tmp_path, capsys):
     assert written == ["cooling_clusters.svg", "cooling_energy.svg"]
     assert "Haff" in (tmp_path / "cooling_energy.svg").read_text()
     assert capsys.readouterr().out == ""  # --plots without --json prints no numbers
+
+
+def test_an_unknown_box_is_refused_with_the_choices():
+    with pytest.raises(cooling.CoolingError, match="box='round': choose one of periodic, walls"):
+        cooling.initial_gas(10, 0, box="round")

@@ -25,6 +25,8 @@ from grader.grading.runner import GradeOptions
 from grader.sandbox import isolation
 from grader.spec.limits import Limits
 
+from .test_batch import wait_for
+
 REPO = Path(__file__).resolve().parents[1]
 #: The import sleeps: the worker lives for a few seconds (the import is stopped at its idle check), then grades
 #: a file that did not import (fast).
@@ -66,13 +68,6 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_until(predicate, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, "waited too long"
-        time.sleep(0.05)
-
-
 def test_each_request_is_a_fresh_worker_whose_end_the_server_reports(tmp_path):
     server = start_server(tmp_path)
     try:
@@ -89,7 +84,7 @@ def test_each_request_is_a_fresh_worker_whose_end_the_server_reports(tmp_path):
         again = server.fork(job_folder(tmp_path, "ben", "x = 2\n"), tmp_path)
         assert again.wait() == worker.EXIT_GRADED
     finally:
-        server.close()
+        server.stop()
 
 
 def test_a_worker_holds_no_end_of_the_servers_channel_and_is_killed_by_the_server(tmp_path):
@@ -98,7 +93,7 @@ def test_a_worker_holds_no_end_of_the_servers_channel_and_is_killed_by_the_serve
         folder = job_folder(tmp_path, "sleepy", SLEEPY)
         forked = server.fork(folder, tmp_path)
         # The worker has set itself up (its output goes to its log) before it grades anything.
-        wait_until(lambda: alive(forked.pid) and fds_of(forked.pid).get(1) == str(folder / "worker.log"))
+        wait_for(lambda: alive(forked.pid) and fds_of(forked.pid).get(1) == str(folder / "worker.log"))
         assert os.getsid(forked.pid) == forked.pid
         channel = set(fds_of(server.process.pid)[fd] for fd in (0, 1))
         assert all(link.startswith("pipe:") for link in channel)
@@ -111,7 +106,7 @@ def test_a_worker_holds_no_end_of_the_servers_channel_and_is_killed_by_the_serve
         forked.kill()
         assert server.fork(job_folder(tmp_path, "ada", "x = 1\n"), tmp_path).wait() == worker.EXIT_GRADED
     finally:
-        server.close()
+        server.stop()
 
 
 def test_the_server_and_its_workers_die_with_the_batch(tmp_path):
@@ -127,7 +122,7 @@ def test_the_server_and_its_workers_die_with_the_batch(tmp_path):
         assert len(pids) == 2 and all(map(alive, pids))
         batch.kill()
         batch.wait()
-        wait_until(lambda: not any(map(alive, pids)), 20)
+        wait_for(lambda: not any(map(alive, pids)), 20)
     finally:
         batch.kill()
         batch.wait()

@@ -35,16 +35,13 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from grader.properties.property import Property
-from grader.spec.paths import CASE_CACHE_ENV, case_cache_folder, private_folder, source_digest
+from grader.spec.paths import case_cache_folder, private_folder, source_digest
 
-CACHE_ENV = CASE_CACHE_ENV
 #: Modules whose dataclasses a case may hold (besides numpy arrays and builtins).
 CASE_MODULES = ("grader.properties.", "grader.spec.")
 _NUMPY_GLOBALS = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiarray", "_reconstruct"),
                   ("numpy._core.multiarray", "_reconstruct")}
 
-
-cache_folder = case_cache_folder
 
 
 def version_key() -> str:
@@ -140,8 +137,8 @@ class CaseBook:
 
     def cases(self, prop: Property) -> Iterator[object] | None:
         """Fresh copies of the property's cases, in the order ``find`` draws them; None if none were drawn."""
-        blobs = self._cases.get(prop.id)
-        return None if blobs is None else (load_case(blob) for blob in blobs)
+        kept = self.replay(prop)
+        return None if kept is None else (case for _, case in kept)
 
     def replay(self, prop: Property) -> Iterator[tuple[bytes, object]] | None:
         """(key, fresh copy) of the property's cases, in the order ``find`` draws them (the key is the case as
@@ -170,7 +167,7 @@ class CaseBook:
 
 def cache_file() -> Path | None:
     """This grader version's file of cases in the private cache folder; None if the folder cannot be made."""
-    where = cache_folder()
+    where = case_cache_folder()
     if where is None:
         return None  # no home: draw in memory
     try:

@@ -144,7 +144,6 @@ class ForkServer:
             if worker.returncode is None:
                 worker.returncode, worker.lost = -signal.SIGKILL, lost
 
-    close = stop
 
     def _send(self, message: dict) -> None:
         if self.dead:

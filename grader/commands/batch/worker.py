@@ -308,7 +308,7 @@ class Staging:
 
     def close(self) -> None:
         if self.server is not None:
-            self.server.close()
+            self.server.stop()
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -9,6 +9,7 @@ cannot start costs speed, never a grade.
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -203,3 +204,29 @@ def test_what_the_server_never_writes_stops_it_and_the_batch_goes_on(tmp_path):
         assert running.returncode == -9 and "not a message of its own" in running.lost and server.dead
     finally:
         server.stop()
+
+
+def test_forked_workers_give_real_files_their_pinned_grades(tmp_path):
+    """Through the fork server, a do-nothing file, a thief that searches the worker's modules for the reference
+    and a correct file get exactly the grades the corpus pin holds (every item), as a fresh process gives them."""
+    from grader.commands.batch import pool
+    from grader.commands.batch.submissions import scan
+
+    repo_files = {"trivial_constants": "tests/submissions/trivial_constants.py",
+                  "thief_modules": "tests/submissions/thief_modules.py",
+                  "correct_textbook": "tests/submissions/correct_textbook.py"}
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    for name, path in repo_files.items():
+        (subs / f"{name}.py").write_text((REPO / path).read_text())
+    pinned = json.loads((REPO / "tests" / "corpus_grades.json").read_text())["grades"]
+    found = scan(subs, exclude=(out,))
+    outcomes = pool.run(list(found.submissions), subs, out, pool.Options(jobs=2, animations=False), io.StringIO())
+    for outcome in outcomes:
+        pin = pinned[repo_files[outcome.student]]
+        assert outcome.results is not None and outcome.status == pin["status"]
+        assert outcome.results.score == pytest.approx(pin["score"])
+        items = {item.item: [item.score, item.max_score] for item in outcome.results.items}
+        assert items == pytest.approx(pin["items"])
+    assert {o.student: o.results.score for o in outcomes if o.results} == {
+        "trivial_constants": 0.0, "thief_modules": 0.0, "correct_textbook": 100.0}

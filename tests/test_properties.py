@@ -55,6 +55,17 @@ def wire_value(value: Any) -> Any:
     return wire.decode_value(child.encode(value))
 
 
+#: Python's default recursion limit, which the sandbox's child keeps.
+CHILD_RECURSION_LIMIT = 1000
+
+
+def stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
 class DirectCaller:
     """Calls a module's functions directly; what comes back is what the sandbox would give."""
 
@@ -66,10 +77,16 @@ class DirectCaller:
         if function is None:
             raise SubmissionError(f"{name} is missing")
         args = copy.deepcopy(args)
+        # The sandbox's child runs a call with Python's default recursion limit above a few frames of its own;
+        # Hypothesis raises the limit around a test, which would let a recursive update through here.
+        saved = sys.getrecursionlimit()
+        sys.setrecursionlimit(stack_depth() + CHILD_RECURSION_LIMIT)
         try:
             result = function(*args)
         except Exception as exc:  # noqa: BLE001 - the module under test may raise anything
             raise CallRaised(f"{name} raised {type(exc).__name__}: {str(exc)[:200]}", type(exc).__name__) from None
+        finally:
+            sys.setrecursionlimit(saved)
         return Returned(value=wire_value(result), args_after=tuple(wire_value(a) for a in args))
 
 

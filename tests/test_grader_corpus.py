@@ -122,6 +122,31 @@ def test_template_stub_gets_zero_with_a_friendly_message():
     assert all("not written yet" in r.message for r in report.results)
 
 
+def test_the_sandbox_self_test_runs_when_a_file_fails_and_a_failing_self_test_gives_no_grade(tmp_path, monkeypatch):
+    """A file that passes every test proves the sandbox sound; one that fails is graded only once the sandbox
+    passes its self-test (a sandbox that breaks correct files must not give zeros)."""
+    from grader import errors
+    from grader.sandbox import client
+
+    checked: list[Limits] = []
+
+    def broken(limits: Limits) -> None:
+        checked.append(limits)
+        raise errors.SandboxFault("the sandbox self-test failed (test)")
+
+    monkeypatch.setattr(client, "selftest", broken)
+    options = GradeOptions(hidden=False, only=("contact_time_grains",))
+    assert grade_file(TEXTBOOK, options).all_passed and checked == []
+    renamed = tmp_path / "granularGas.py"
+    renamed.write_text(TEXTBOOK.read_text().replace("def contact_time_grains(", "def contact_time_grainz("))
+    with pytest.raises(errors.SandboxFault, match="self-test failed"):
+        grade_file(renamed, options)
+    assert checked == [options.limits]
+    renamed.write_text("import numpy as np\nraise ImportError('as if the sandbox had no numpy')\n")
+    with pytest.raises(errors.SandboxFault, match="self-test failed"):
+        grade_file(renamed, options)
+
+
 @pytest.mark.parametrize("text, fragment", [
     ("def contact_time_grains(x1, x2, v1, v2, R1, R2)\n    return 0\n", "SyntaxError"),
     ("import sys\nsys.exit(3)\n", "SystemExit"),

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
@@ -29,7 +32,7 @@ def below(limit: int) -> Property:
             fail(f"sum {sum(case)} > {limit}")
 
     return Property("contact_time_grains", f"sums below {limit}", "lists",
-                    st.lists(st.integers(0, 1000), min_size=1, max_size=8), check, shrink_cases=50)
+                    lambda: st.lists(st.integers(0, 1000), min_size=1, max_size=8), check, shrink_cases=50)
 
 
 @pytest.fixture
@@ -60,7 +63,7 @@ def test_a_property_that_holds_is_never_searched(private_cache: Path, monkeypatc
     def no_search(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("Hypothesis searched a property whose replayed cases all held")
 
-    monkeypatch.setattr(search, "find", no_search)
+    monkeypatch.setattr(hypothesis, "find", no_search)  # what the search would import
     sandbox = Counting()
     assert search.run_property(sandbox, prop, replay=book.replay(prop))[0] == PASSED  # type: ignore[arg-type]
     assert sandbox.calls == prop.examples
@@ -80,7 +83,7 @@ def test_the_drawn_cases_are_the_ones_find_tries(private_cache: Path):
         condition = search.Search(Counting(), prop, frozenset())  # type: ignore[arg-type]
         condition._verify = record  # type: ignore[method-assign]
         with pytest.raises(NoSuchExample):
-            search.find(prop.strategy, condition, settings=cases.hypothesis_settings(prop.examples))
+            hypothesis.find(prop.strategy, condition, settings=cases.hypothesis_settings(prop.examples))
         kept = book.cases(prop)
         assert kept is not None and [cases.case_key(c) for c in kept] == seen and seen
         # The replay's keys (the cases as kept) are what case_key gives the copies find meets again.
@@ -185,3 +188,25 @@ def test_a_user_without_a_home_draws_in_memory(monkeypatch: pytest.MonkeyPatch):
     assert len(list(CaseBook.drawn([prop], on_disk=True).cases(prop) or ())) == prop.examples
     assert allow_list.secrets()
 
+
+
+def test_a_file_that_passes_every_replayed_case_is_graded_without_importing_hypothesis(private_cache: Path):
+    """Importing Hypothesis is a third of a fresh grader's imports: only a failing property (or a missing case)
+    needs it. Real gradings in fresh processes, the first one drawing the cases."""
+    root = Path(__file__).parents[1]
+    program = ("import sys\nfrom grader.grading.runner import GradeOptions, grade_file\n"
+               "report = grade_file(sys.argv[1], GradeOptions(hidden=False, only=('contact_time_grains',)))\n"
+               "print(report.score, 'hypothesis' in sys.modules)\n")
+
+    def grade(path: Path) -> str:
+        run = subprocess.run([sys.executable, "-c", program, str(path)], capture_output=True, text=True,
+                             timeout=600, cwd=root)
+        assert run.returncode == 0, run.stderr[-2000:]
+        return run.stdout.split()[-1]
+
+    correct = root / "tests" / "submissions" / "correct_textbook.py"
+    assert grade(correct) == "True"  # the cases were drawn
+    assert grade(correct) == "False"
+    wrong = private_cache.parent / "granularGas.py"
+    wrong.write_text(correct.read_text().replace("(-b - np.sqrt(disc))", "(-b + np.sqrt(disc))"))
+    assert wrong.read_text() != correct.read_text() and grade(wrong) == "True"

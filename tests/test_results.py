@@ -69,7 +69,7 @@ def test_results_round_trip_through_json_text(results):
 
 
 def test_from_report_keeps_every_field_rounded_as_reports_show_them():
-    props = [Property("contact_time_grains", f"p{k}", f"checks {k}", st.none(), lambda caller, case: None,
+    props = [Property("contact_time_grains", f"p{k}", f"checks {k}", st.none, lambda caller, case: None,
                       hidden=k == 2) for k in range(3)]
     third = 20.0 / 3
     results = [runner.TestResult(props[0], "passed", third, third, seconds=1.23456),

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from grader import spec
 from grader.errors import IsolationTooWeak, UsageError
-from grader.grading.cases import CaseBook, draw_without_local_constants
+from grader.grading.cases import CaseBook
 from grader.grading.causes import NO_IMPORT, Cause
 from grader.grading.report import CRASHED, FAILED, PASSED, TIMEOUT, GradeReport, TestResult
 from grader.grading.search import run_property
@@ -134,7 +134,6 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     then fails its self-test (the failure may be the sandbox's).
     """
     selected = chosen(options.only)  # a wrong name is refused before anything runs
-    draw_without_local_constants()
     points = options.points or rubric.default_points()
     hidden = oracle.available() if options.hidden is None else options.hidden
     probe = check_isolation(options, hidden)

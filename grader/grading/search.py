@@ -12,11 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import find
-from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
-
 from grader.grading import audit
-from grader.grading.cases import case_key, hypothesis_settings
+from grader.grading.cases import case_key, draw_without_local_constants, hypothesis_settings
 from grader.grading.causes import Cause, cause_of, wrong_helper
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT
 from grader.grading.snippets import snippet
@@ -195,6 +192,10 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         except _Abort:
             return _stopped(replayed, replayed.stopped[0])
         known = replayed.seen
+    from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
+    from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
+
+    draw_without_local_constants()
     search = Search(sandbox, prop, suspects, known)
     try:
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))

@@ -10,10 +10,10 @@ with a contact case, each solver case has a non-zero impulse.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
 
-from grader.properties import strategies as S
 from grader.properties.geometry import rotation, wall_tangent
+from grader.properties.inputs import GrainContact, GrainPair, WallCase, WallContact, perp
+from grader.properties.lazy import S, composite, st
 from grader.properties.property import Caller, Property, fail
 from grader.properties.readers import call_pure, fmt, one_float, vector, vector_pair
 from grader.spec import NO_CONTACT
@@ -45,25 +45,25 @@ def expect_no_contact(got: float, name: str, kind: str) -> None:
 
 # -- contact_time_grains -------------------------------------------------------
 
-def check_grain_contact(caller: Caller, case: S.GrainPair) -> None:
+def check_grain_contact(caller: Caller, case: GrainPair) -> None:
     tc = one_float(call_pure(caller, CTG, case.args), CTG)
     expect_time(tc, case.expected, CTG, "the grains first touch (centres R1 + R2 apart, approaching)")
 
 
-def check_grain_no_contact(caller: Caller, cases: tuple[S.GrainPair, S.GrainPair]) -> None:
+def check_grain_no_contact(caller: Caller, cases: tuple[GrainPair, GrainPair]) -> None:
     """A no-contact pair, then a contact pair: returning sys.float_info.max always fails."""
     none, contact = cases
     expect_no_contact(one_float(call_pure(caller, CTG, none.args), CTG), CTG, none.kind)
     check_grain_contact(caller, contact)
 
 
-@st.composite
+@composite
 def similarities(draw):
     """(rotation matrix, shift, length scale, speed scale): a change of frame and units."""
     return rotation(draw(S.angles)), draw(S.vectors()), draw(st.floats(0.2, 5.0)), draw(st.floats(0.2, 5.0))
 
 
-@st.composite
+@composite
 def transformed_pairs(draw):
     """A colliding pair seen swapped, moved, turned and rescaled, with its answer."""
     case = draw(S.colliding_pairs())
@@ -83,12 +83,12 @@ def check_grain_invariance(caller: Caller, case) -> None:
 
 # -- contact_time_walls ----------------------------------------------------------
 
-def check_wall_contact(caller: Caller, case: S.WallCase) -> None:
+def check_wall_contact(caller: Caller, case: WallCase) -> None:
     tc = one_float(call_pure(caller, CTW, case.args), CTW)
     expect_time(tc, case.expected, CTW, "the grain reaches the wall line (distance R1, moving toward it)")
 
 
-def check_wall_no_contact(caller: Caller, cases: tuple[S.WallCase, S.WallCase]) -> None:
+def check_wall_no_contact(caller: Caller, cases: tuple[WallCase, WallCase]) -> None:
     """A no-contact case, then a contact case: returning sys.float_info.max always fails."""
     none, contact = cases
     tc = one_float(call_pure(caller, CTW, none.args), CTW)  # inf fails there, quoting the statement
@@ -110,29 +110,29 @@ def resited(draw, wall: np.ndarray) -> np.ndarray:
     return np.array([wall[0] + a * u, wall[0] + b * u])
 
 
-@st.composite
+@composite
 def reshaped_walls(draw):
     """A colliding wall case with the wall's points slid along the line and maybe swapped."""
     case = draw(S.colliding_walls())
-    return S.WallCase(resited(draw, case.w), case.x1, case.v1, case.R1, case.expected)
+    return WallCase(resited(draw, case.w), case.x1, case.v1, case.R1, case.expected)
 
 
-@st.composite
+@composite
 def transformed_walls(draw):
     case = draw(S.colliding_walls())
     turn, shift, length, speed = draw(similarities())
     w = np.array([turn @ p * length + shift for p in case.w])
-    return S.WallCase(w, turn @ case.x1 * length + shift, turn @ case.v1 * speed, case.R1 * length,
+    return WallCase(w, turn @ case.x1 * length + shift, turn @ case.v1 * speed, case.R1 * length,
                       case.expected * length / speed)
 
 
 # -- contact_solve_wall ------------------------------------------------------------
 
-def check_wall_bounce(caller: Caller, c: S.WallContact) -> None:
+def check_wall_bounce(caller: Caller, c: WallContact) -> None:
     """The grain moves toward the wall (vn != 0), so the increment is never zero."""
     dv = vector(call_pure(caller, CSW, c.args).value, CSW, "dv1")
     u = wall_tangent(c.wall)
-    n = S.perp(u)
+    n = perp(u)
     scale = np.linalg.norm(c.v1) + 1.0
     vn, vt = c.v1 @ n, c.v1 @ u
     after = c.v1 + dv
@@ -144,22 +144,22 @@ def check_wall_bounce(caller: Caller, c: S.WallContact) -> None:
              f"{fmt(after @ u)}")
 
 
-@st.composite
+@composite
 def reordered_wall_contacts(draw):
     c = draw(S.wall_contacts())
-    return S.WallContact(resited(draw, c.wall), c.x1, c.v1, c.r)
+    return WallContact(resited(draw, c.wall), c.x1, c.v1, c.r)
 
 
 # -- contact_solve_grains --------------------------------------------------------
 
-def _grain_increments(caller: Caller, c: S.GrainContact):
+def _grain_increments(caller: Caller, c: GrainContact):
     dv1, dv2 = vector_pair(call_pure(caller, CSG, c.args), CSG)
     n = (c.x1 - c.x2) / np.linalg.norm(c.x1 - c.x2)
     scale = np.linalg.norm(c.v1) + np.linalg.norm(c.v2) + 1.0
     return dv1, dv2, n, scale
 
 
-def law_increments(c: S.GrainContact) -> tuple[np.ndarray, np.ndarray]:
+def law_increments(c: GrainContact) -> tuple[np.ndarray, np.ndarray]:
     """The statement's law: impulse J = (1 + r) mu un along n, shared as -J/m1 and +J/m2."""
     n = (c.x1 - c.x2) / np.linalg.norm(c.x1 - c.x2)
     un = (c.v1 - c.v2) @ n
@@ -167,7 +167,7 @@ def law_increments(c: S.GrainContact) -> tuple[np.ndarray, np.ndarray]:
     return -J / c.m1 * n, J / c.m2 * n
 
 
-def expect_law(c: S.GrainContact, dv1: np.ndarray, dv2: np.ndarray, scale: float, what: str) -> None:
+def expect_law(c: GrainContact, dv1: np.ndarray, dv2: np.ndarray, scale: float, what: str) -> None:
     e1, e2 = law_increments(c)
     if not (close(dv1, e1, scale, VELOCITY_RTOL) and close(dv2, e2, scale, VELOCITY_RTOL)):
         fail(f"{CSG}: {what}, and the increments must follow the collision law: with m1 = {fmt(c.m1)}, "
@@ -175,7 +175,7 @@ def expect_law(c: S.GrainContact, dv1: np.ndarray, dv2: np.ndarray, scale: float
              f"{fmt(dv1)}, dv2 = {fmt(dv2)}")
 
 
-def check_momentum(caller: Caller, c: S.GrainContact) -> None:
+def check_momentum(caller: Caller, c: GrainContact) -> None:
     dv1, dv2, _, scale = _grain_increments(caller, c)
     p = c.m1 * dv1 + c.m2 * dv2
     if not close(p, [0.0, 0.0], (c.m1 + c.m2) * scale, VELOCITY_RTOL):
@@ -184,20 +184,20 @@ def check_momentum(caller: Caller, c: S.GrainContact) -> None:
     expect_law(c, dv1, dv2, scale, "momentum is kept")
 
 
-def check_grain_restitution(caller: Caller, c: S.GrainContact) -> None:
+def check_grain_restitution(caller: Caller, c: GrainContact) -> None:
     dv1, dv2, n, scale = _grain_increments(caller, c)
     un = (c.v1 - c.v2) @ n
     un_after = (c.v1 + dv1 - c.v2 - dv2) @ n
     if not close(un_after, -c.r * un, scale, VELOCITY_RTOL):
         fail(f"{CSG}: the normal relative velocity {fmt(un)} should become -r * ({fmt(un)}) = {fmt(-c.r * un)} "
              f"with r = {fmt(c.r)}; it became {fmt(un_after)}")
-    t = S.perp(n)
+    t = perp(n)
     if not close([dv1 @ t, dv2 @ t], [0.0, 0.0], scale, VELOCITY_RTOL):
         fail(f"{CSG}: frictionless grains keep their tangential velocity; dv1, dv2 have tangential parts "
              f"{fmt(dv1 @ t)}, {fmt(dv2 @ t)}")
 
 
-def check_energy_loss(caller: Caller, c: S.GrainContact) -> None:
+def check_energy_loss(caller: Caller, c: GrainContact) -> None:
     dv1, dv2, n, scale = _grain_increments(caller, c)
     un = (c.v1 - c.v2) @ n
     mu = c.m1 * c.m2 / (c.m1 + c.m2)
@@ -211,9 +211,9 @@ def check_energy_loss(caller: Caller, c: S.GrainContact) -> None:
     expect_law(c, dv1, dv2, scale, "the energy lost is right")
 
 
-def check_grain_swap(caller: Caller, c: S.GrainContact) -> None:
+def check_grain_swap(caller: Caller, c: GrainContact) -> None:
     dv1, dv2, _, scale = _grain_increments(caller, c)
-    swapped = S.GrainContact(c.x2, c.x1, c.v2, c.v1, c.m2, c.m1, c.r)
+    swapped = GrainContact(c.x2, c.x1, c.v2, c.v1, c.m2, c.m1, c.r)
     sw1, sw2, _, _ = _grain_increments(caller, swapped)
     if not (close(sw1, dv2, scale, VELOCITY_RTOL) and close(sw2, dv1, scale, VELOCITY_RTOL)):
         fail(f"{CSG}: swapping the two grains should swap the increments: got ({fmt(dv1)}, {fmt(dv2)}) "
@@ -222,32 +222,37 @@ def check_grain_swap(caller: Caller, c: S.GrainContact) -> None:
 
 
 PROPERTIES = [
-    Property(CTG, "contact time", "returns the first time the grains touch", S.colliding_pairs(), check_grain_contact),
+    Property(CTG, "contact time", "returns the first time the grains touch", lambda: S.colliding_pairs(),
+             check_grain_contact),
     Property(CTG, "no contact", "sys.float_info.max for receding, missing and parallel grains (each case "
-             "with a contact case)", st.tuples(st.one_of(S.receding_pairs(), S.missing_pairs(), S.parallel_pairs()),
-                                              S.colliding_pairs()), check_grain_no_contact),
+             "with a contact case)",
+             lambda: st.tuples(st.one_of(S.receding_pairs(), S.missing_pairs(), S.parallel_pairs()),
+                               S.colliding_pairs()),
+             check_grain_no_contact),
     Property(CTG, "overlap", "sys.float_info.max for grains that already overlap (each case with a contact case)",
-             st.tuples(S.overlapping_pairs(), S.colliding_pairs()), check_grain_no_contact),
+             lambda: st.tuples(S.overlapping_pairs(), S.colliding_pairs()), check_grain_no_contact),
     Property(CTG, "symmetry and invariance", "same physics after swapping, moving, turning, rescaling",
-             transformed_pairs(), check_grain_invariance),
-    Property(CTW, "contact time", "returns the time the grain reaches the wall line", S.colliding_walls(),
+             transformed_pairs, check_grain_invariance),
+    Property(CTW, "contact time", "returns the time the grain reaches the wall line", lambda: S.colliding_walls(),
              check_wall_contact),
     Property(CTW, "no contact", "sys.float_info.max for grains moving away or along, or overlapping (each case "
-             "with a contact case)", st.tuples(S.no_contact_walls(), S.colliding_walls()), check_wall_no_contact),
+             "with a contact case)", lambda: st.tuples(S.no_contact_walls(), S.colliding_walls()),
+             check_wall_no_contact),
     Property(CTW, "walls of any length and point order", "a wall is the infinite line through its points",
-             reshaped_walls(), check_wall_contact),
-    Property(CTW, "invariance", "same physics after moving, turning and rescaling", transformed_walls(),
+             reshaped_walls, check_wall_contact),
+    Property(CTW, "invariance", "same physics after moving, turning and rescaling", transformed_walls,
              check_wall_contact),
     Property(CSW, "restitution law", "normal velocity reversed times r, tangential kept, arguments unchanged",
-             S.wall_contacts(), check_wall_bounce),
+             lambda: S.wall_contacts(), check_wall_bounce),
     Property(CSW, "walls of any length and point order", "the bounce depends on the line only",
-             reordered_wall_contacts(), check_wall_bounce),
+             reordered_wall_contacts, check_wall_bounce),
     Property(CSG, "momentum", "m1 dv1 + m2 dv2 = 0, for unequal masses too, with the law's impulse",
-             S.grain_contacts(), check_momentum),
+             lambda: S.grain_contacts(), check_momentum),
     Property(CSG, "restitution law", "normal relative velocity reversed times r, tangential kept",
-             S.grain_contacts(), check_grain_restitution),
-    Property(CSG, "energy", "kinetic energy lost is (1 - r^2)/2 mu un^2, with the law's impulse", S.grain_contacts(),
+             lambda: S.grain_contacts(), check_grain_restitution),
+    Property(CSG, "energy", "kinetic energy lost is (1 - r^2)/2 mu un^2, with the law's impulse",
+             lambda: S.grain_contacts(),
              check_energy_loss),
-    Property(CSG, "swapping the grains", "swapping the grains swaps the increments", S.grain_contacts(),
+    Property(CSG, "swapping the grains", "swapping the grains swaps the increments", lambda: S.grain_contacts(),
              check_grain_swap),
 ]

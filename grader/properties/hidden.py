@@ -12,9 +12,9 @@ here), so free flight or wall bounces alone cannot agree with the reference.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
 
-from grader.properties import strategies as S
+from grader.properties.inputs import GrainContact, WallContact
+from grader.properties.lazy import S, composite, st
 from grader.properties.oracle import reference
 from grader.properties.property import Caller, Property, discard_unless, fail
 from grader.properties.readers import (
@@ -27,7 +27,6 @@ from grader.properties.readers import (
     vector,
     vector_pair,
 )
-from grader.properties.strategies import gases
 from grader.spec import NO_PREVIOUS_CONTACT
 from grader.spec.scenarios import Scenario, random_gas
 from grader.spec.tolerances import CONDITIONING_RTOL, HUGE_TIME, STATE_RTOL, TIME_RTOL, close, nudged
@@ -46,13 +45,13 @@ def well_conditioned_time(function: str, args: tuple) -> float:
     return expected
 
 
-@st.composite
+@composite
 def random_grain_args(draw):
     return (draw(S.vectors(3.0)), draw(S.vectors(3.0)), draw(S.vectors(S.MAX_SPEED)), draw(S.vectors(S.MAX_SPEED)),
             draw(S.radii), draw(S.radii))
 
 
-@st.composite
+@composite
 def random_wall_args(draw):
     w, _, _ = draw(S.wall_lines())
     return (w, draw(S.vectors()), draw(S.vectors(S.MAX_SPEED)), draw(S.radii))
@@ -78,14 +77,14 @@ def check_minimum(caller: Caller, gas: Scenario) -> None:
              f"{fmt(tc)}, index = {list(index) if index else None}")
 
 
-def check_solve_wall(caller: Caller, c: S.WallContact) -> None:
+def check_solve_wall(caller: Caller, c: WallContact) -> None:
     expected = reference().contact_solve_wall(*c.args)
     got = vector(call_pure(caller, "contact_solve_wall", c.args).value, "contact_solve_wall", "dv1")
     if not close(got, expected, np.abs(c.v1).max() + 1, STATE_RTOL):
         fail(f"contact_solve_wall: expected dv1 = {fmt(expected)}; got {fmt(got)}")
 
 
-def check_solve_grains(caller: Caller, c: S.GrainContact) -> None:
+def check_solve_grains(caller: Caller, c: GrainContact) -> None:
     e1, e2 = reference().contact_solve_grains(*c.args)
     g1, g2 = vector_pair(call_pure(caller, "contact_solve_grains", c.args), "contact_solve_grains")
     scale = np.abs(np.concatenate([c.v1, c.v2])).max() + 1
@@ -145,16 +144,16 @@ def check_update(caller: Caller, gas: Scenario) -> None:
 
 
 PROPERTIES = [
-    Property("contact_time_grains", "agrees with the reference", "random pairs", random_grain_args(),
+    Property("contact_time_grains", "agrees with the reference", "random pairs", random_grain_args,
              time_check("contact_time_grains"), hidden=True),
-    Property("contact_time_walls", "agrees with the reference", "random grains and walls", random_wall_args(),
+    Property("contact_time_walls", "agrees with the reference", "random grains and walls", random_wall_args,
              time_check("contact_time_walls"), hidden=True),
-    Property("minimum_contact_time", "agrees with the reference", "random gases", gases(n_max=20), check_minimum,
-             hidden=True, examples=30),
-    Property("contact_solve_wall", "agrees with the reference", "random bounces", S.wall_contacts(),
+    Property("minimum_contact_time", "agrees with the reference", "random gases", lambda: S.gases(n_max=20),
+             check_minimum, hidden=True, examples=30),
+    Property("contact_solve_wall", "agrees with the reference", "random bounces", lambda: S.wall_contacts(),
              check_solve_wall, hidden=True),
-    Property("contact_solve_grains", "agrees with the reference", "random collisions", S.grain_contacts(),
+    Property("contact_solve_grains", "agrees with the reference", "random collisions", lambda: S.grain_contacts(),
              check_solve_grains, hidden=True),
     Property("update", "agrees with the reference", "short runs of gases with grain-grain contacts",
-             colliding_gases(), check_update, hidden=True, examples=8, shrink_cases=40),
+             colliding_gases, check_update, hidden=True, examples=8, shrink_cases=40),
 ]

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn, Protocol
-
-from hypothesis import strategies as st
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from grader.sandbox.calls import Returned
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 #: Longest message a property gives (the rest is cut).
 MESSAGE_CAP = 600
@@ -48,6 +50,8 @@ class Property:
     """One graded test: a property of one rubric item, checked on many inputs.
 
     item: the function (or scenario) whose points the test shares.
+    inputs: a function that builds the Hypothesis strategy of the cases (called at the first draw: replaying kept
+    cases needs no Hypothesis, see grader.properties.lazy).
     verify(caller, case): raises PropertyFailed (or lets a SubmissionError
     through) when the submission breaks the property on ``case``.
     """
@@ -55,13 +59,18 @@ class Property:
     item: str
     name: str
     description: str
-    strategy: st.SearchStrategy
+    inputs: Callable[[], SearchStrategy]
     verify: Callable[[Caller, Any], None]
     hidden: bool = False
     examples: int = 60
     #: Cases tried while shrinking a failure, at most (a count, not a time: the same file gets the same
     #: report). The verdict never depends on it; only how small the reported input is.
     shrink_cases: int = 400
+
+    @cached_property
+    def strategy(self) -> SearchStrategy:
+        """The strategy of the cases (Hypothesis is imported here, if not yet)."""
+        return self.inputs()
 
     @property
     def id(self) -> str:

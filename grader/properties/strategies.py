@@ -3,7 +3,9 @@
 Cases are built backwards from their answer: place two bodies in contact at
 time T, then move them back by T. The expected contact time is T by
 construction, with no reference solution involved, so every strategy here is
-usable in the public (student-side) tests.
+usable in the public (student-side) tests. The cases themselves are
+grader.properties.inputs; this module, and Hypothesis, are imported only when a
+case is drawn (grader.properties.lazy).
 
 Magnitudes stay in ranges where round-off cannot flip a verdict: no grazing
 contacts (the normal approach speed is at least a tenth of the speed), no
@@ -12,11 +14,10 @@ near-touching misses, no near-zero overlaps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from hypothesis import strategies as st
 
+from grader.properties.inputs import GrainContact, GrainPair, WallCase, WallContact, perp, unit
 from grader.spec.scenarios import Scenario, random_gas
 
 COORD = 10.0
@@ -38,35 +39,9 @@ masses = _floats(0.1, 10.0)
 restitutions = _floats(0.0, 1.0)
 
 
-def unit(angle: float) -> np.ndarray:
-    return np.array([np.cos(angle), np.sin(angle)])
-
-
-def perp(u: np.ndarray) -> np.ndarray:
-    return np.array([-u[1], u[0]])
-
-
 @st.composite
 def vectors(draw, scale: float = COORD) -> np.ndarray:
     return np.array([draw(_floats(-scale, scale)), draw(_floats(-scale, scale))])
-
-
-@dataclass(frozen=True)
-class GrainPair:
-    """Two grains; ``expected`` is the contact time (NO_CONTACT cases: None)."""
-
-    x1: np.ndarray
-    x2: np.ndarray
-    v1: np.ndarray
-    v2: np.ndarray
-    R1: float
-    R2: float
-    expected: float | None
-    kind: str = "contact"
-
-    @property
-    def args(self) -> tuple:
-        return (self.x1, self.x2, self.v1, self.v2, self.R1, self.R2)
 
 
 @st.composite
@@ -141,22 +116,6 @@ def no_contact_pairs() -> st.SearchStrategy[GrainPair]:
     return st.one_of(receding_pairs(), missing_pairs(), overlapping_pairs(), parallel_pairs())
 
 
-@dataclass(frozen=True)
-class WallCase:
-    """A grain and a wall line; ``expected`` is the contact time or None."""
-
-    w: np.ndarray
-    x1: np.ndarray
-    v1: np.ndarray
-    R1: float
-    expected: float | None
-    kind: str = "contact"
-
-    @property
-    def args(self) -> tuple:
-        return (self.w, self.x1, self.v1, self.R1)
-
-
 @st.composite
 def wall_lines(draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(w, point on the line, unit tangent): any length, orientation, order."""
@@ -207,23 +166,6 @@ def no_contact_walls(draw) -> WallCase:
     return WallCase(w, x, v, R, None, kind)
 
 
-@dataclass(frozen=True)
-class GrainContact:
-    """Two grains at contact (any separation direction) about to collide."""
-
-    x1: np.ndarray
-    x2: np.ndarray
-    v1: np.ndarray
-    v2: np.ndarray
-    m1: float
-    m2: float
-    r: float
-
-    @property
-    def args(self) -> tuple:
-        return (self.x1, self.x2, self.v1, self.v2, self.m1, self.m2, self.r)
-
-
 @st.composite
 def grain_contacts(draw) -> GrainContact:
     pair = draw(colliding_pairs())
@@ -231,18 +173,6 @@ def grain_contacts(draw) -> GrainContact:
     return GrainContact(
         pair.x1 + pair.v1 * T, pair.x2 + pair.v2 * T, pair.v1, pair.v2, draw(masses), draw(masses), draw(restitutions)
     )
-
-
-@dataclass(frozen=True)
-class WallContact:
-    wall: np.ndarray
-    x1: np.ndarray
-    v1: np.ndarray
-    r: float
-
-    @property
-    def args(self) -> tuple:
-        return (self.wall, self.x1, self.v1, self.r)
 
 
 @st.composite

@@ -9,13 +9,11 @@ overlap, walls, energy); the busy channel's end state is known in closed form.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
 
-from grader.properties import strategies as S
 from grader.properties.geometry import pair_overlap_during, wall_height, wall_heights
+from grader.properties.lazy import S, composite, st
 from grader.properties.property import Caller, Property, fail
 from grader.properties.readers import args_of, call_pure, call_update, fmt, time_and_index
-from grader.properties.strategies import gases
 from grader.spec import NO_CONTACT, NO_PREVIOUS_CONTACT, wall_number
 from grader.spec.scenarios import Scenario, box_walls, channel
 from grader.spec.tolerances import ENERGY_RTOL, OVERLAP_RTOL, STATE_RTOL, TOUCH_RTOL, close
@@ -99,7 +97,7 @@ def check_no_contact(caller: Caller, gas: Scenario) -> None:
 
 # -- update -------------------------------------------------------------------
 
-@st.composite
+@composite
 def collisions_in_one_step(draw):
     """Two grains of unequal masses meeting once at T inside a step dt, far from any wall."""
     pair = draw(S.colliding_pairs())
@@ -220,15 +218,16 @@ def channels() -> st.SearchStrategy[Scenario]:
 
 PROPERTIES = [
     Property(MCT, "earliest contact", "the named bodies touch at tc and nothing touches before",
-             gases(), check_earliest),
+             lambda: S.gases(), check_earliest),
     Property(MCT, "excludes indexOld", "the previous contact is not returned again, in either grain order",
-             st.tuples(gases(), st.booleans()), check_excludes_old),
-    Property(MCT, "no contact", "sys.float_info.max when nothing moves (each case with the gas moving)", gases(),
+             lambda: st.tuples(S.gases(), st.booleans()), check_excludes_old),
+    Property(MCT, "no contact", "sys.float_info.max when nothing moves (each case with the gas moving)",
+             lambda: S.gases(),
              check_no_contact, examples=20),
     Property(UPDATE, "one collision", "in place: two grains of unequal masses collide once inside dt",
-             collisions_in_one_step(), check_one_collision, examples=40),
+             collisions_in_one_step, check_one_collision, examples=40),
     Property(UPDATE, "gas physics", "in place: grains move, no overlap, grains in the box, energy kept for r = 1 "
-             "and never gained", gases(n_max=16, r=st.sampled_from([1.0, 0.9, 0.5])), check_gas, examples=6),
+             "and never gained", lambda: S.gases(n_max=16, r=st.sampled_from([1.0, 0.9, 0.5])), check_gas, examples=6),
     Property(UPDATE, "many contacts in one dt", f"over {CHANNEL_CONTACTS} contacts inside one dt: the end state of "
-             "grains bouncing along a channel", channels(), check_channel, examples=1),
+             "grains bouncing along a channel", channels, check_channel, examples=1),
 ]

@@ -140,7 +140,7 @@ def test_an_answer_with_helper_calls():
               "kwargs": {"R1": child.encode(1.0)}, "result": child.encode(2.0)}
     obj = {"ok": True, "result": child.encode(2.0), "args_after": [child.encode(1.0)],
            "helper_calls": [record, {**record, "raised": "ValueError"}], "helper_calls_total": 40}
-    reply = wire.decode_reply(obj, 1)
+    reply = wire.decode_reply(obj, (1.0,))
     assert isinstance(reply, wire.Answer) and reply.helper_calls_total == 40
     first, second = reply.helper_calls
     assert isinstance(first, calls.HelperCall) and float(first.result.array) == 2.0
@@ -165,20 +165,20 @@ def test_an_answer_with_helper_calls():
 def test_a_malformed_answer_is_refused(change):
     obj = {"ok": True, "result": {"none": True}, "args_after": [{"none": True}], **change}
     with pytest.raises(wire.MalformedReply):
-        wire.decode_reply(obj, 1)
+        wire.decode_reply(obj, (1.0,))
 
 
 def test_an_answer_without_result_is_refused():
     with pytest.raises(wire.MalformedReply):
-        wire.decode_reply({"ok": True, "args_after": []}, 0)
+        wire.decode_reply({"ok": True, "args_after": []}, ())
 
 
 def test_a_raised_reply_is_capped():
-    reply = wire.decode_reply({"ok": False, "error": "E" * 10**6, "message": "m" * 10**6, "where": "w"}, 2)
+    reply = wire.decode_reply({"ok": False, "error": "E" * 10**6, "message": "m" * 10**6, "where": "w"}, (1.0, 2.0))
     assert isinstance(reply, wire.Raised) and len(reply.error) <= TEXT_CAP + 3 and len(reply.message) <= TEXT_CAP + 3
     assert reply.helper_calls == () and reply.helper_calls_total == 0
     with pytest.raises(wire.MalformedReply):
-        wire.decode_reply({"ok": False, "error": ["E"]}, 2)
+        wire.decode_reply({"ok": False, "error": ["E"]}, (1.0, 2.0))
 
 
 def test_replies_while_starting():
@@ -190,3 +190,42 @@ def test_replies_while_starting():
     for bad in ({}, {"ready": "yes"}, {"ready": True, "functions": "update"}, {"ok": True}):
         with pytest.raises(wire.MalformedReply):
             wire.decode_reply(bad, None)
+
+
+@pytest.mark.parametrize("argument", [np.array([1.5, -0.0, 1e308]), np.array([[1, 2], [3, 4]]), np.array([-1, -1]),
+                                      np.zeros((0, 2)), np.array([True, False]), 2.5, -0.0, 7, np.int64(3),
+                                      np.float64(0.1), np.array(1.0)])
+def test_an_argument_left_as_sent_is_what_the_child_would_describe(argument):
+    """The child sends SAME for an argument its call did not change; the grader rebuilds what the child's own
+    description of it would decode to: through the wire, the child's decoding and its encode."""
+    received = child.decode(json.loads(json.dumps(wire.encode_arg(argument))))
+    described = wire.decode_value(json.loads(json.dumps(child.encode(received))))
+    rebuilt = wire.as_sent(argument)
+    assert isinstance(described, wire.Numeric)
+    assert (rebuilt.kind, rebuilt.type_name, rebuilt.array.dtype) == (described.kind, described.type_name,
+                                                                      described.array.dtype)
+    assert rebuilt.array.shape == described.array.shape
+    assert rebuilt.array.tobytes() == described.array.tobytes()
+
+
+def test_the_child_sends_same_only_for_arguments_its_call_left_bitwise_unchanged():
+    x, index = np.array([[0.0, 1.0]]), np.array([-1, -1])
+
+    def mutating(x, index, r):
+        x[0, 0] = -0.0  # equal to 0.0, not the same bits
+        return 1.0
+
+    def reshaping(x, index, r):
+        index.shape = (2, 1)
+        return 1.0
+
+    args = (child.decode(wire.encode_arg(x)), child.decode(wire.encode_arg(index)), 0.5)
+    recorder = child.Recorder(0, 100, 100)
+    reply = child.respond(lambda x, index, r: 1.0, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
+    assert reply["args_after"] == [child.SAME] * 3
+    reply = child.respond(mutating, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
+    assert reply["args_after"][0] != child.SAME and reply["args_after"][1:] == [child.SAME] * 2
+    decoded = wire.decode_reply(json.loads(json.dumps({**reply, "id": 1})), (x, index, 0.5))
+    assert isinstance(decoded, wire.Answer) and np.signbit(decoded.args_after[0].array[0, 0])
+    reply = child.respond(reshaping, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
+    assert reply["args_after"][1] != child.SAME

@@ -115,8 +115,8 @@ class Channel:
         except subprocess.TimeoutExpired:
             pass
 
-    def exchange(self, payload: bytes, request_id: int, n_args: int | None, budget: Budget) -> wire.Reply:
-        """Send ``payload`` and wait for the reply naming ``request_id`` (see wire.decode_reply for n_args).
+    def exchange(self, payload: bytes, request_id: int, sent: tuple | None, budget: Budget) -> wire.Reply:
+        """Send ``payload`` and wait for the reply naming ``request_id`` (see wire.decode_reply for sent).
 
         Raises CallTimeout, ChildDied or ProtocolViolation; never blocks past the budget.
         """
@@ -137,8 +137,8 @@ class Channel:
                         if not pending:
                             selector.unregister(self.request_fd)
                     elif self._read() < 0:
-                        return self._last_words(request_id, n_args, budget)
-                reply = self._reply(request_id, n_args, budget.what)
+                        return self._last_words(request_id, sent, budget)
+                reply = self._reply(request_id, sent, budget.what)
                 if reply is not None:
                     self._measure(meter)
                     return reply
@@ -146,7 +146,7 @@ class Channel:
                     next_check = time.monotonic() + POLL_SECONDS
                     self._check(meter, started, budget)
                     if self.process.poll() is not None:
-                        return self._last_words(request_id, n_args, budget)
+                        return self._last_words(request_id, sent, budget)
         finally:
             self._ticks = meter.last
             if pending:
@@ -190,13 +190,13 @@ class Channel:
         self._scanned = 0
         return line
 
-    def _reply(self, request_id: int, n_args: int | None, what: str) -> wire.Reply | None:
+    def _reply(self, request_id: int, sent: tuple | None, what: str) -> wire.Reply | None:
         """The reply naming ``request_id`` among the complete lines read so far; others are dropped."""
         while (line := self._line(what)) is not None:
             try:
                 named, obj = wire.parse_line(line)
                 if named == request_id:
-                    return wire.decode_reply(obj, n_args)
+                    return wire.decode_reply(obj, sent)
             except wire.MalformedReply as exc:
                 raise self._violation(what, str(exc)) from None
             self._dropped += 1
@@ -231,11 +231,11 @@ class Channel:
                 and self.cpu_used - cpu_then < IDLE_CPU_FRACTION * (now - oldest)):
             raise CallTimeout(budget.wall_message)
 
-    def _last_words(self, request_id: int, n_args: int | None, budget: Budget) -> wire.Reply:
+    def _last_words(self, request_id: int, sent: tuple | None, budget: Budget) -> wire.Reply:
         """The channel ended or the process exited: a reply already sent, else ChildDied."""
         while self._read() > 0:
             pass
-        reply = self._reply(request_id, n_args, budget.what)
+        reply = self._reply(request_id, sent, budget.what)
         if reply is not None:
             return reply
         raise ChildDied(self._death(budget.what))

@@ -213,7 +213,7 @@ class Sandbox:
         channel = self._channel
         assert channel is not None
         try:
-            reply = channel.exchange(payload, self._request_id, len(args), Budget.call(name, self.limits))
+            reply = channel.exchange(payload, self._request_id, args, Budget.call(name, self.limits))
         except SubmissionError:
             self._stop()
             raise

@@ -258,13 +258,28 @@ def _raised(obj: dict) -> Raised:
     return Raised(_text(obj, "error", "?"), _text(obj, "message", ""), _text(obj, "where", ""))
 
 
-def decode_reply(obj: dict, n_args: int | None) -> Reply:
+#: What the child sends for an argument the call left bitwise as it was sent.
+SAME = {"same": True}
+
+
+def as_sent(value: Any) -> Numeric:
+    """An argument as the child would describe it had the call left it unchanged (what SAME stands for): the
+    array or number encode_arg sent, decoded by the child, described by its encode."""
+    if isinstance(value, np.ndarray):
+        # Through its list, as the child built it (an empty array of any shape arrives as shape (0,)).
+        return Numeric(np.array(value.tolist(), dtype=float), "i" if value.dtype.kind in "iu" else "f", "ndarray")
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return Numeric(np.array(float(value)), "i", "int")
+    return Numeric(np.array(float(value)), "f", "float")
+
+
+def decode_reply(obj: dict, sent: tuple | None) -> Reply:
     """One reply object (id already checked) as a typed reply.
 
-    n_args: the number of arguments of the call being answered (None while
-    booting or importing: only Booted, Ready or Raised are expected then).
+    sent: the arguments of the call being answered (None while booting or
+    importing: only Booted, Ready or Raised are expected then).
     """
-    if n_args is None:
+    if sent is None:
         if obj.get("booted") is True:
             return Booted()
         ready = obj.get("ready")
@@ -284,11 +299,11 @@ def decode_reply(obj: dict, n_args: int | None) -> Reply:
     if ok is not True:
         raise MalformedReply("a reply to a call has no boolean 'ok'")
     after = obj.get("args_after")
-    if not isinstance(after, list) or len(after) != n_args:
-        raise MalformedReply(f"args_after is not a list of the {n_args} arguments")
+    if not isinstance(after, list) or len(after) != len(sent):
+        raise MalformedReply(f"args_after is not a list of the {len(sent)} arguments")
     if "result" not in obj:
         raise MalformedReply("a reply to a call has no result")
     value = decode_value(obj["result"])
-    args_after = tuple(decode_value(a) for a in after)
+    args_after = tuple(as_sent(arg) if a == SAME else decode_value(a) for a, arg in zip(after, sent, strict=True))
     records, total = _helper_calls(obj)
     return Answer(value, args_after, records, total)

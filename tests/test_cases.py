@@ -210,3 +210,22 @@ def test_a_file_that_passes_every_replayed_case_is_graded_without_importing_hypo
     wrong = private_cache.parent / "granularGas.py"
     wrong.write_text(correct.read_text().replace("(-b - np.sqrt(disc))", "(-b + np.sqrt(disc))"))
     assert wrong.read_text() != correct.read_text() and grade(wrong) == "True"
+
+
+def test_the_cache_key_follows_the_hypothesis_that_would_be_imported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Read from the package's version.py, not its install metadata (missing for a vendored copy, or stale)."""
+    import importlib.util
+
+    key = cases.version_key()
+    fake = tmp_path / "hypothesis"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "version.py").write_text("__version_info__ = (0, 0, 1)\n")
+    real = importlib.util.find_spec
+
+    def elsewhere(name: str, *args: Any) -> Any:
+        return importlib.util.spec_from_file_location(name, fake / "__init__.py") if name == "hypothesis" \
+            else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", elsewhere)
+    assert cases.version_key() != key

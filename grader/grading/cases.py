@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
-import importlib.metadata
+import importlib.util
 import io
 import os
 import pickle
@@ -48,9 +48,23 @@ _NUMPY_GLOBALS = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiar
 
 def version_key() -> str:
     """What the drawn cases depend on: the grader's sources and the versions of the libraries that draw them."""
-    # Hypothesis's version from its metadata: importing it is what a file that passes every test is spared.
-    versions = f"{sys.version_info[:2]} hypothesis {importlib.metadata.version('hypothesis')} numpy {np.__version__}"
+    versions = f"{sys.version_info[:2]} hypothesis {_hypothesis_version()} numpy {np.__version__}"
     return hashlib.sha256(f"{source_digest()} {versions}".encode()).hexdigest()[:32]
+
+
+def _hypothesis_version() -> str:
+    """The version of the Hypothesis that would be imported, without importing it (a file that passes every test
+    is spared that): a digest of its version.py. Not its install metadata, which may be missing (a vendored copy)
+    or left over from another install."""
+    found = importlib.util.find_spec("hypothesis")
+    if found is not None and found.origin:
+        try:
+            return hashlib.sha256((Path(found.origin).parent / "version.py").read_bytes()).hexdigest()[:16]
+        except OSError:
+            pass
+    import hypothesis
+
+    return hypothesis.__version__
 
 
 class _CaseUnpickler(pickle.Unpickler):

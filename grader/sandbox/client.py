@@ -244,8 +244,9 @@ _selftested: set[Limits] = set()
 def selftest(limits: Limits) -> None:
     """Start a sandbox on a tiny correct file and call it; SandboxFault naming the cause if that fails.
 
-    Cached per process (per limits): run it before grading, so that a broken
-    sandbox is reported as the grader's fault and never as students' zeros.
+    Cached per process (per limits): run it before a failing file's grade is given (grading.runner.grade_file;
+    a batch runs it once, before its workers), so that a broken sandbox is reported as the grader's fault and
+    never as students' zeros.
     """
     if limits in _selftested:
         return

@@ -37,6 +37,7 @@ def _preload(namespaces: bool) -> None:
     """Import what every worker uses, and probe the isolation once (cached, so the workers inherit it)."""
     import grader.animation.render  # noqa: F401
     import grader.grading.efficiency  # noqa: F401
+    import grader.properties.strategies  # noqa: F401 - Hypothesis, for the workers whose file fails a property
     import grader.reports.feedback  # noqa: F401
     from grader.animation import figure
     from grader.grading import runner

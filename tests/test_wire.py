@@ -227,5 +227,6 @@ def test_the_child_sends_same_only_for_arguments_its_call_left_bitwise_unchanged
     assert reply["args_after"][0] != child.SAME and reply["args_after"][1:] == [child.SAME] * 2
     decoded = wire.decode_reply(json.loads(json.dumps({**reply, "id": 1})), (x, index, 0.5))
     assert isinstance(decoded, wire.Answer) and np.signbit(decoded.args_after[0].array[0, 0])
+    assert [type(a) for a in decoded.args_after] == [wire.Numeric, wire.AsSent, wire.AsSent]
     reply = child.respond(reshaping, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
     assert reply["args_after"][1] != child.SAME

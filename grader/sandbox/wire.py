@@ -262,15 +262,19 @@ def _raised(obj: dict) -> Raised:
 SAME = {"same": True}
 
 
-def as_sent(value: Any) -> Numeric:
+class AsSent(Numeric):
+    """An argument the child reported left as it was sent (SAME), rebuilt by the grader from what it sent."""
+
+
+def as_sent(value: Any) -> AsSent:
     """An argument as the child would describe it had the call left it unchanged (what SAME stands for): the
     array or number encode_arg sent, decoded by the child, described by its encode."""
     if isinstance(value, np.ndarray):
         # Through its list, as the child built it (an empty array of any shape arrives as shape (0,)).
-        return Numeric(np.array(value.tolist(), dtype=float), "i" if value.dtype.kind in "iu" else "f", "ndarray")
+        return AsSent(np.array(value.tolist(), dtype=float), "i" if value.dtype.kind in "iu" else "f", "ndarray")
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return Numeric(np.array(float(value)), "i", "int")
-    return Numeric(np.array(float(value)), "f", "float")
+        return AsSent(np.array(float(value)), "i", "int")
+    return AsSent(np.array(float(value)), "f", "float")
 
 
 def decode_reply(obj: dict, sent: tuple | None) -> Reply:

@@ -200,7 +200,7 @@ def test_an_argument_left_as_sent_is_what_the_child_would_describe(argument):
     description of it would decode to: through the wire, the child's decoding and its encode."""
     received = child.decode(json.loads(json.dumps(wire.encode_arg(argument))))
     described = wire.decode_value(json.loads(json.dumps(child.encode(received))))
-    rebuilt = wire.as_sent(argument)
+    rebuilt = wire.as_sent(wire.encode_arg(argument))
     assert isinstance(described, wire.Numeric)
     assert (rebuilt.kind, rebuilt.type_name, rebuilt.array.dtype) == (described.kind, described.type_name,
                                                                       described.array.dtype)
@@ -225,7 +225,8 @@ def test_the_child_sends_same_only_for_arguments_its_call_left_bitwise_unchanged
     assert reply["args_after"] == [child.SAME] * 3
     reply = child.respond(mutating, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
     assert reply["args_after"][0] != child.SAME and reply["args_after"][1:] == [child.SAME] * 2
-    decoded = wire.decode_reply(json.loads(json.dumps({**reply, "id": 1})), (x, index, 0.5))
+    sent = tuple(wire.encode_arg(a) for a in (x, index, 0.5))
+    decoded = wire.decode_reply(json.loads(json.dumps({**reply, "id": 1})), sent)
     assert isinstance(decoded, wire.Answer) and np.signbit(decoded.args_after[0].array[0, 0])
     assert [type(a) for a in decoded.args_after] == [wire.Numeric, wire.AsSent, wire.AsSent]
     reply = child.respond(reshaping, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)

@@ -123,7 +123,7 @@ def transformed_walls(draw):
     turn, shift, length, speed = draw(similarities())
     w = np.array([turn @ p * length + shift for p in case.w])
     return WallCase(w, turn @ case.x1 * length + shift, turn @ case.v1 * speed, case.R1 * length,
-                      case.expected * length / speed)
+                    case.expected * length / speed)
 
 
 # -- contact_solve_wall ------------------------------------------------------------
@@ -251,8 +251,7 @@ PROPERTIES = [
     Property(CSG, "restitution law", "normal relative velocity reversed times r, tangential kept",
              lambda: S.grain_contacts(), check_grain_restitution),
     Property(CSG, "energy", "kinetic energy lost is (1 - r^2)/2 mu un^2, with the law's impulse",
-             lambda: S.grain_contacts(),
-             check_energy_loss),
+             lambda: S.grain_contacts(), check_energy_loss),
     Property(CSG, "swapping the grains", "swapping the grains swaps the increments", lambda: S.grain_contacts(),
              check_grain_swap),
 ]

@@ -208,12 +208,12 @@ class Sandbox:
             raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
                               "it is far too slow")
         self._request_id += 1
-        payload = (json.dumps({"call": name, "args": [wire.encode_arg(a) for a in args], "id": self._request_id,
-                               "kept": record}) + "\n").encode()
+        sent = tuple(wire.encode_arg(a) for a in args)
+        payload = (json.dumps({"call": name, "args": sent, "id": self._request_id, "kept": record}) + "\n").encode()
         channel = self._channel
         assert channel is not None
         try:
-            reply = channel.exchange(payload, self._request_id, args, Budget.call(name, self.limits))
+            reply = channel.exchange(payload, self._request_id, sent, Budget.call(name, self.limits))
         except SubmissionError:
             self._stop()
             raise

@@ -266,21 +266,20 @@ class AsSent(Numeric):
     """An argument the child reported left as it was sent (SAME), rebuilt by the grader from what it sent."""
 
 
-def as_sent(value: Any) -> AsSent:
-    """An argument as the child would describe it had the call left it unchanged (what SAME stands for): the
-    array or number encode_arg sent, decoded by the child, described by its encode."""
-    if isinstance(value, np.ndarray):
-        # Through its list, as the child built it (an empty array of any shape arrives as shape (0,)).
-        return AsSent(np.array(value.tolist(), dtype=float), "i" if value.dtype.kind in "iu" else "f", "ndarray")
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return AsSent(np.array(float(value)), "i", "int")
-    return AsSent(np.array(float(value)), "f", "float")
+def as_sent(sent: Any) -> AsSent:
+    """An argument as the child would describe it had the call left it unchanged (what SAME stands for): what
+    encode_arg sent, decoded as the child decodes it (an empty array of any shape arrives as shape (0,)),
+    described as its encode describes it."""
+    if isinstance(sent, dict):
+        array = np.array(sent["array"], dtype=sent["dtype"])
+        return AsSent(array.astype(float), array.dtype.kind, "ndarray")
+    return AsSent(np.array(float(sent)), np.asarray(sent).dtype.kind, type(sent).__name__)
 
 
 def decode_reply(obj: dict, sent: tuple | None) -> Reply:
     """One reply object (id already checked) as a typed reply.
 
-    sent: the arguments of the call being answered (None while booting or
+    sent: the arguments of the call being answered, as encode_arg sent them (None while booting or
     importing: only Booted, Ready or Raised are expected then).
     """
     if sent is None:

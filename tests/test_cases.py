@@ -189,7 +189,6 @@ def test_a_user_without_a_home_draws_in_memory(monkeypatch: pytest.MonkeyPatch):
     assert allow_list.secrets()
 
 
-
 def test_a_file_that_passes_every_replayed_case_is_graded_without_importing_hypothesis(private_cache: Path):
     """Importing Hypothesis is a third of a fresh grader's imports: only a failing property (or a missing case)
     needs it. Real gradings in fresh processes, the first one drawing the cases."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.grading.report import PASSED
 from grader.grading.runner import GradeOptions, grade_file, status_of
 from grader.sandbox.client import Sandbox
 from grader.spec import FUNCTION_NAMES, ITEM_NAMES
@@ -120,6 +121,19 @@ def test_template_stub_gets_zero_with_a_friendly_message():
     report = grade_file(Path(__file__).parents[1] / "student_template" / "granularGas.py")
     assert report.score == 0
     assert all("not written yet" in r.message for r in report.results)
+
+
+def test_an_argument_changed_through_a_view_is_caught_in_the_sandbox(tmp_path):
+    """The child reports an argument left as sent in a word (SAME); one changed in place, here through a view and
+    without changing the answer, is still sent in full and fails the no-mutation check: a real file, a real box."""
+    sneaky = tmp_path / "granularGas.py"
+    sneaky.write_text(TEXTBOOK.read_text().replace(
+        "def contact_solve_wall(wall, x1, v1, r):\n",
+        "def contact_solve_wall(wall, x1, v1, r):\n    wall.reshape(-1)[:] = wall[::-1].reshape(-1)  # same line\n"))
+    report = grade_file(sneaky, GradeOptions(hidden=False, only=("contact_solve_wall",)))
+    failed = [r for r in report.results if r.outcome != PASSED]
+    assert failed and all("modified its argument wall" in r.message for r in failed), [r.message for r in failed]
+    assert report.score == 0
 
 
 def test_the_sandbox_self_test_runs_when_a_file_fails_and_a_failing_self_test_gives_no_grade(tmp_path, monkeypatch):

@@ -228,3 +228,35 @@ def test_the_cache_key_follows_the_hypothesis_that_would_be_imported(monkeypatch
 
     monkeypatch.setattr(importlib.util, "find_spec", elsewhere)
     assert cases.version_key() != key
+
+
+def test_the_stored_building_blocks_draw_what_fresh_ones_draw():
+    """strategies.py keeps its floats and vectors built and unwrapped: every case and every shrinking step must be
+    what freshly built ones give (the same choices, spans and labels)."""
+    from grader.properties import strategies as S
+
+    def fresh_vectors(scale: float) -> st.SearchStrategy:
+        return S._vectors(scale)  # a new lazy composite, as before the cache
+
+    def fresh_floats(lo: float, hi: float) -> st.SearchStrategy:
+        return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+    stored = st.tuples(S.vectors(), S.vectors(S.MAX_SPEED), S.radii, S.colliding_pairs())
+    fresh = st.tuples(fresh_vectors(S.COORD), fresh_vectors(S.MAX_SPEED), fresh_floats(S.MIN_RADIUS, S.MAX_RADIUS),
+                      S.colliding_pairs())
+    assert stored.wrapped_strategy.element_strategies[0] is not fresh.wrapped_strategy.element_strategies[0]
+
+    def tried(strategy: st.SearchStrategy) -> list[str]:
+        seen: list[str] = []
+
+        def fails(case: Any) -> bool:  # fails on large radii: the search shrinks towards the boundary
+            seen.append(repr(case))
+            return bool(case[2] > 1.0 and case[3].R1 > 0.5)
+
+        found = hypothesis.find(strategy, fails, settings=cases.hypothesis_settings(60))
+        seen.append(repr(found))
+        return seen
+
+    assert tried(stored) == tried(fresh)
+    assert [d.label for d in (S.vectors(), S.radii)] == [fresh_vectors(S.COORD).label,
+                                                         fresh_floats(S.MIN_RADIUS, S.MAX_RADIUS).label]

@@ -14,6 +14,8 @@ near-touching misses, no near-zero overlaps.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -26,8 +28,23 @@ MIN_SPEED, MAX_SPEED = 0.1, 5.0
 MIN_TIME, MAX_TIME = 0.01, 10.0
 
 
+# The shrinker draws every candidate case afresh, so drawing is most of the time a failing property takes. Two
+# costs went: a strategy object built inside a draw is validated at its first use (the building blocks below are
+# built once), and a lazy wrapper is unwrapped at every draw (they are stored unwrapped). Hypothesis labels a span by
+# the unwrapped strategy, and a composite by its code, not its name: the same choices give the same cases, and the
+# shrinker takes the same steps (tests/test_cases.py compares them).
+def _built(strategy: st.SearchStrategy) -> st.SearchStrategy:
+    """The strategy a draw of ``strategy`` runs (the strategy itself for a Hypothesis without this helper)."""
+    try:
+        from hypothesis.strategies._internal.lazy import unwrap_strategies
+    except ImportError:  # pragma: no cover - a Hypothesis that moved it: slower, the same cases
+        return strategy
+    return unwrap_strategies(strategy)
+
+
+@functools.cache
 def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
-    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    return _built(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
 
 
 coords = _floats(-COORD, COORD)
@@ -40,8 +57,14 @@ restitutions = _floats(0.0, 1.0)
 
 
 @st.composite
-def vectors(draw, scale: float = COORD) -> np.ndarray:
+def _vectors(draw, scale: float = COORD) -> np.ndarray:
     return np.array([draw(_floats(-scale, scale)), draw(_floats(-scale, scale))])
+
+
+@functools.cache
+def vectors(scale: float = COORD) -> st.SearchStrategy[np.ndarray]:
+    """Two coordinates in [-scale, scale]."""
+    return _built(_vectors(scale))
 
 
 @st.composite

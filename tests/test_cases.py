@@ -260,3 +260,66 @@ def test_the_stored_building_blocks_draw_what_fresh_ones_draw():
     assert tried(stored) == tried(fresh)
     assert [d.label for d in (S.vectors(), S.radii)] == [fresh_vectors(S.COORD).label,
                                                          fresh_floats(S.MIN_RADIUS, S.MAX_RADIUS).label]
+
+
+class _Counting(st.SearchStrategy):
+    """A property's strategy, counting the choices each case takes (the same label and spans)."""
+
+    def __init__(self, inner: st.SearchStrategy) -> None:
+        super().__init__()
+        self.inner, self.taken = inner, []
+
+    def calc_label(self) -> int:
+        return self.inner.label
+
+    def do_draw(self, data: Any) -> Any:
+        before = len(data.nodes)
+        case = self.inner.do_draw(data)
+        self.taken.append(len(data.nodes) - before)
+        return case
+
+
+def test_each_property_states_the_fewest_choices_its_cases_take():
+    """Property.choices is exact: were it too large, the search would skip real candidates; too small, it would
+    draw candidates that cannot be cases."""
+    from grader.properties.strategies import built
+
+    cases.draw_without_local_constants()
+    wrong = {}
+    for prop in all_properties(True):
+        counting = _Counting(built(prop.strategy))
+        with pytest.raises(NoSuchExample):
+            hypothesis.find(counting, lambda case: False, settings=cases.hypothesis_settings(prop.examples))
+        if min(counting.taken) != prop.choices:
+            wrong[prop.id] = (prop.choices, min(counting.taken))
+    assert not wrong, f"(stated, fewest drawn): {wrong}"
+
+
+@pytest.mark.parametrize("name", ["contact_time_grains: overlap", "contact_time_grains: no contact",
+                                  "contact_time_walls: no contact"])
+def test_candidates_told_to_overrun_leave_the_search_as_it_was(name: str, monkeypatch: pytest.MonkeyPatch):
+    """With overruns told at once, the shrinker tries the same cases and ends at the same one, drawing less."""
+    from grader.grading.overruns import at_least
+    from grader.properties import strategies as S
+
+    prop = next(p for p in all_properties(True) if p.id == name)
+    drawn = []
+    monkeypatch.setattr(S.radii, "do_draw", lambda data, draw=S.radii.do_draw: drawn.append(1) or draw(data))
+    monkeypatch.setattr(S.speeds, "do_draw", lambda data, draw=S.speeds.do_draw: drawn.append(1) or draw(data))
+
+    def search(strategy: st.SearchStrategy) -> tuple[list[str], int]:
+        tried: list[str] = []
+
+        def fails(case: Any) -> bool:  # a condition the shrinker works on for a while
+            tried.append(repr(case))
+            return len(repr(case)) % 3 != 0
+
+        drawn.clear()
+        cases.draw_without_local_constants()
+        found = hypothesis.find(strategy, fails, settings=cases.hypothesis_settings(prop.examples))
+        return [*tried, repr(found)], len(drawn)
+
+    plain, plain_draws = search(prop.strategy)
+    told, told_draws = search(at_least(prop.strategy, prop.choices))
+    assert told == plain
+    assert told_draws < 0.8 * plain_draws

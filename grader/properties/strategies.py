@@ -33,7 +33,7 @@ MIN_TIME, MAX_TIME = 0.01, 10.0
 # built once), and a lazy wrapper is unwrapped at every draw (they are stored unwrapped). Hypothesis labels a span by
 # the unwrapped strategy, and a composite by its code, not its name: the same choices give the same cases, and the
 # shrinker takes the same steps (tests/test_cases.py compares them).
-def _built(strategy: st.SearchStrategy) -> st.SearchStrategy:
+def built(strategy: st.SearchStrategy) -> st.SearchStrategy:
     """The strategy a draw of ``strategy`` runs (the strategy itself for a Hypothesis without this helper)."""
     try:
         from hypothesis.strategies._internal.lazy import unwrap_strategies
@@ -44,7 +44,7 @@ def _built(strategy: st.SearchStrategy) -> st.SearchStrategy:
 
 @functools.cache
 def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
-    return _built(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
+    return built(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
 
 
 coords = _floats(-COORD, COORD)
@@ -64,7 +64,7 @@ def _vectors(draw, scale: float = COORD) -> np.ndarray:
 @functools.cache
 def vectors(scale: float = COORD) -> st.SearchStrategy[np.ndarray]:
     """Two coordinates in [-scale, scale]."""
-    return _built(_vectors(scale))
+    return built(_vectors(scale))
 
 
 @st.composite

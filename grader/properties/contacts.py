@@ -228,7 +228,7 @@ PROPERTIES = [
              "with a contact case)",
              lambda: st.tuples(st.one_of(S.receding_pairs(), S.missing_pairs(), S.parallel_pairs()),
                                S.colliding_pairs()),
-             check_grain_no_contact, choices=20),
+             check_grain_no_contact, choices=19),
     Property(CTG, "overlap", "sys.float_info.max for grains that already overlap (each case with a contact case)",
              lambda: st.tuples(S.overlapping_pairs(), S.colliding_pairs()), check_grain_no_contact, choices=20),
     Property(CTG, "symmetry and invariance", "same physics after swapping, moving, turning, rescaling",

@@ -156,3 +156,54 @@ def test_snippet_reads_back_to_the_same_numbers():
     body = "\n".join(line for line in text.splitlines() if line.startswith(("w =", "x1 =", "v1 =", "R1 =")))
     exec(compile(ast.parse(body), "snippet", "exec"), namespace)
     assert np.array_equal(namespace["w"], x) and namespace["R1"] == 0.7 and namespace["v1"][0] == 1e-17
+
+
+class RecordingChild:
+    """A fake sandbox whose caller made ``records`` helper calls: a replay sends the first ``record`` of them, and the
+    helper, replayed alone, answers what its records say (so the records are confirmed)."""
+
+    def __init__(self, records: list[HelperCall]):
+        self.records = records
+        self.recorded: list[int] = []
+
+    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
+        if name == "contact_time_grains":
+            answer = next(c.result for c in self.records if np.array_equal(c.args[0].array, args[0]))
+            return Returned(answer, tuple(map(numeric, args)))
+        self.recorded.append(record)
+        return Returned(None, (), tuple(self.records[:record]), len(self.records))
+
+
+def ctg_call_from(x1: np.ndarray, result: float) -> HelperCall:
+    args = (numeric(x1), numeric(X2), numeric(V1), numeric(V2), numeric(1.0), numeric(1.0))
+    return HelperCall("contact_time_grains", args, {}, numeric(result))
+
+
+@pytest.mark.parametrize("wrong_at", [3, 20, None])
+def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: int | None):
+    """The case is replayed recording the first few helper calls, and all of them only if none of those is proved
+    wrong: the audit then sets aside what one replay recording them all would (the calls are read in order)."""
+    from grader.grading.search import Session, _set_aside
+    from grader.properties.property import Property
+    from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT
+
+    # Each record its own pair (x1 moved back by d: contact at 1 + d), so that the child can answer a replay of each.
+    records = [ctg_call_from(X1 - [0.001 * k, 0.0], 5.0 if k == wrong_at else TRUE_TIME + 0.001 * k)
+               for k in range(30)]
+    child = RecordingChild(records)
+    session = Session(child)  # type: ignore[arg-type]
+    session.returns = [("minimum_contact_time", REQUEST, Returned(None, (), (), len(records)))]
+    prop = Property("minimum_contact_time", "t", "t", lambda: None, lambda caller, case: None)  # type: ignore
+
+    spoiled = _set_aside(session, prop, SUSPECTS)
+    at_once = audit.audit(RecordingChild(records), "minimum_contact_time", REQUEST,
+                          Returned(None, (), tuple(records), len(records)), SUSPECTS)
+    if wrong_at is None:
+        assert spoiled is None and at_once is None
+        assert child.recorded == [HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT]
+    else:
+        assert spoiled is not None and at_once is not None
+        assert np.array_equal(spoiled.args[0], at_once.args[0])
+        assert np.array_equal(spoiled.args[0], records[wrong_at].args[0].array)
+        assert child.recorded == ([HELPER_CALLS_KEPT] if wrong_at < HELPER_CALLS_KEPT else
+                                  [HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT])

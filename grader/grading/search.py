@@ -85,13 +85,19 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
         if name != prop.item or not returned.helper_calls_total:
             continue
         spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
-        if spoiled is None and returned.helper_calls_total > len(returned.helper_calls):
-            # The wrong answer may lie past the recorded calls (none while searching): replay this call once,
-            # recording more of them.
-            try:
-                returned = session.sandbox.call(name, *args, record=AUDIT_CALLS_KEPT)
-            except SubmissionError:
+        # The wrong answer may lie past the recorded calls (none while searching): replay this call recording the
+        # first few, then, if none of them is proved wrong, as many as an audit reads. The audit reads the calls in
+        # order, so it finds what one long replay would find; and the first few nearly always tell (a long replay
+        # costs some 50 records to send and decode).
+        for kept in (HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT):
+            if spoiled is not None or returned.helper_calls_total <= len(returned.helper_calls):
+                break
+            if kept <= len(returned.helper_calls):
                 continue
+            try:
+                returned = session.sandbox.call(name, *args, record=kept)
+            except SubmissionError:
+                break
             spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
         if spoiled is not None:
             return spoiled

@@ -7,6 +7,7 @@ import os
 import pickle
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -230,96 +231,40 @@ def test_the_cache_key_follows_the_hypothesis_that_would_be_imported(monkeypatch
     assert cases.version_key() != key
 
 
-def test_the_stored_building_blocks_draw_what_fresh_ones_draw():
+@pytest.mark.parametrize("condition", range(3))
+def test_the_stored_building_blocks_draw_what_fresh_ones_draw(condition: int):
     """strategies.py keeps its floats and vectors built and unwrapped: every case and every shrinking step must be
     what freshly built ones give (the same choices, spans and labels)."""
+    from hypothesis.strategies._internal.lazy import unwrap_strategies
+
     from grader.properties import strategies as S
 
     def fresh_vectors(scale: float) -> st.SearchStrategy:
         return S._vectors(scale)  # a new lazy composite, as before the cache
 
     def fresh_floats(lo: float, hi: float) -> st.SearchStrategy:
-        return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+        return st.floats(lo, hi, allow_nan=False, allow_infinity=False)  # lazy, unwrapped at each draw
 
     stored = st.tuples(S.vectors(), S.vectors(S.MAX_SPEED), S.radii, S.colliding_pairs())
     fresh = st.tuples(fresh_vectors(S.COORD), fresh_vectors(S.MAX_SPEED), fresh_floats(S.MIN_RADIUS, S.MAX_RADIUS),
                       S.colliding_pairs())
-    assert stored.wrapped_strategy.element_strategies[0] is not fresh.wrapped_strategy.element_strategies[0]
+    assert S.radii is unwrap_strategies(fresh_floats(S.MIN_RADIUS, S.MAX_RADIUS)) is not fresh_floats(S.MIN_RADIUS,
+                                                                                                     S.MAX_RADIUS)
+    assert S.vectors() is not fresh_vectors(S.COORD)
+
+    def fails(case: Any) -> bool:  # conditions the shrinker works on in different ways
+        if condition == 0:
+            return bool(case[2] > 1.0 and case[3].R1 > 0.5)
+        if condition == 1:
+            return bool(abs(case[0][0] - case[1][1]) > 3.0)
+        return zlib.crc32(repr(case).encode()) % 5 == 0
 
     def tried(strategy: st.SearchStrategy) -> list[str]:
         seen: list[str] = []
-
-        def fails(case: Any) -> bool:  # fails on large radii: the search shrinks towards the boundary
-            seen.append(repr(case))
-            return bool(case[2] > 1.0 and case[3].R1 > 0.5)
-
-        found = hypothesis.find(strategy, fails, settings=cases.hypothesis_settings(60))
-        seen.append(repr(found))
-        return seen
+        found = hypothesis.find(strategy, lambda case: bool(seen.append(repr(case))) or fails(case),
+                                settings=cases.hypothesis_settings(60))
+        return [*seen, repr(found)]
 
     assert tried(stored) == tried(fresh)
     assert [d.label for d in (S.vectors(), S.radii)] == [fresh_vectors(S.COORD).label,
                                                          fresh_floats(S.MIN_RADIUS, S.MAX_RADIUS).label]
-
-
-class _Counting(st.SearchStrategy):
-    """A property's strategy, counting the choices each case takes (the same label and spans)."""
-
-    def __init__(self, inner: st.SearchStrategy) -> None:
-        super().__init__()
-        self.inner, self.taken = inner, []
-
-    def calc_label(self) -> int:
-        return self.inner.label
-
-    def do_draw(self, data: Any) -> Any:
-        before = len(data.nodes)
-        case = self.inner.do_draw(data)
-        self.taken.append(len(data.nodes) - before)
-        return case
-
-
-def test_each_property_states_the_fewest_choices_its_cases_take():
-    """Property.choices is exact: were it too large, the search would skip real candidates; too small, it would
-    draw candidates that cannot be cases."""
-    from grader.properties.strategies import built
-
-    cases.draw_without_local_constants()
-    wrong = {}
-    for prop in all_properties(True):
-        counting = _Counting(built(prop.strategy))
-        with pytest.raises(NoSuchExample):
-            hypothesis.find(counting, lambda case: False, settings=cases.hypothesis_settings(prop.examples))
-        if min(counting.taken) != prop.choices:
-            wrong[prop.id] = (prop.choices, min(counting.taken))
-    assert not wrong, f"(stated, fewest drawn): {wrong}"
-
-
-@pytest.mark.parametrize("name", ["contact_time_grains: overlap", "contact_time_grains: no contact",
-                                  "contact_time_walls: no contact"])
-def test_candidates_told_to_overrun_leave_the_search_as_it_was(name: str, monkeypatch: pytest.MonkeyPatch):
-    """With overruns told at once, the shrinker tries the same cases and ends at the same one, drawing less."""
-    from grader.grading.overruns import at_least
-    from grader.properties import strategies as S
-
-    prop = next(p for p in all_properties(True) if p.id == name)
-    drawn = []
-    monkeypatch.setattr(S.radii, "do_draw", lambda data, draw=S.radii.do_draw: drawn.append(1) or draw(data))
-    monkeypatch.setattr(S.speeds, "do_draw", lambda data, draw=S.speeds.do_draw: drawn.append(1) or draw(data))
-
-    def search(strategy: st.SearchStrategy) -> tuple[list[str], int]:
-        tried: list[str] = []
-
-        def fails(case: Any) -> bool:  # a condition the shrinker works on for a while
-            tried.append(repr(case))
-            return len(repr(case)) % 3 != 0
-
-        drawn.clear()
-        cases.draw_without_local_constants()
-        found = hypothesis.find(strategy, fails, settings=cases.hypothesis_settings(prop.examples))
-        return [*tried, repr(found)], len(drawn)
-
-    plain, plain_draws = search(prop.strategy)
-    told, told_draws = search(at_least(prop.strategy, prop.choices))
-    assert told == plain
-    assert told_draws < 0.8 * plain_draws

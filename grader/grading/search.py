@@ -201,12 +201,10 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
-    from grader.grading.overruns import at_least
-
     draw_without_local_constants()
     search = Search(sandbox, prop, suspects, known)
     try:
-        smallest = find(at_least(prop.strategy, prop.choices), search, settings=hypothesis_settings(prop.examples))
+        smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
         return _verdict_without_failure(prop, search.tally)
     except _Abort:

@@ -145,15 +145,15 @@ def check_update(caller: Caller, gas: Scenario) -> None:
 
 PROPERTIES = [
     Property("contact_time_grains", "agrees with the reference", "random pairs", random_grain_args,
-             time_check("contact_time_grains"), hidden=True, choices=10),
+             time_check("contact_time_grains"), hidden=True),
     Property("contact_time_walls", "agrees with the reference", "random grains and walls", random_wall_args,
-             time_check("contact_time_walls"), hidden=True, choices=11),
+             time_check("contact_time_walls"), hidden=True),
     Property("minimum_contact_time", "agrees with the reference", "random gases", lambda: S.gases(n_max=20),
-             check_minimum, hidden=True, examples=30, choices=4),
+             check_minimum, hidden=True, examples=30),
     Property("contact_solve_wall", "agrees with the reference", "random bounces", lambda: S.wall_contacts(),
-             check_solve_wall, hidden=True, choices=13),
+             check_solve_wall, hidden=True),
     Property("contact_solve_grains", "agrees with the reference", "random collisions", lambda: S.grain_contacts(),
-             check_solve_grains, hidden=True, choices=13),
+             check_solve_grains, hidden=True),
     Property("update", "agrees with the reference", "short runs of gases with grain-grain contacts",
-             colliding_gases, check_update, hidden=True, examples=8, shrink_cases=40, choices=4),
+             colliding_gases, check_update, hidden=True, examples=8, shrink_cases=40),
 ]

@@ -66,10 +66,6 @@ class Property:
     #: Cases tried while shrinking a failure, at most (a count, not a time: the same file gets the same
     #: report). The verdict never depends on it; only how small the reported input is.
     shrink_cases: int = 400
-    #: The fewest choices (Hypothesis's primitive draws) one case takes; 0: not stated. While shrinking, a
-    #: candidate with fewer is known to run out before it is drawn (grader.grading.overruns; tests/test_cases.py
-    #: keeps the numbers exact).
-    choices: int = 0
 
     @cached_property
     def strategy(self) -> SearchStrategy:

@@ -30,11 +30,19 @@ MIN_TIME, MAX_TIME = 0.01, 10.0
 
 # The shrinker draws every candidate case afresh, so drawing is most of the time a failing property takes. Two
 # costs went: a strategy object built inside a draw is validated at its first use (the building blocks below are
-# built once), and a lazy wrapper is unwrapped at every draw (they are stored unwrapped). Hypothesis labels a span by
-# the unwrapped strategy, and a composite by its code, not its name: the same choices give the same cases, and the
-# shrinker takes the same steps (tests/test_cases.py compares them).
-def built(strategy: st.SearchStrategy) -> st.SearchStrategy:
-    """The strategy a draw of ``strategy`` runs (the strategy itself for a Hypothesis without this helper)."""
+# built once), and a lazy wrapper is unwrapped at every draw (they are stored unwrapped). Since Hypothesis 6.131.14 a
+# draw labels its span by the unwrapped strategy, and a composite is labelled by its code, not its name: the same
+# choices give the same cases and spans, and the shrinker takes the same steps (tests/test_cases.py compares them).
+# Before that version a lazy wrapper opened a span of its own, so the blocks stay wrapped there.
+_DRAWS_UNWRAPPED = (6, 131, 14)
+
+
+def _built(strategy: st.SearchStrategy) -> st.SearchStrategy:
+    """The strategy a draw of ``strategy`` runs, where Hypothesis draws that one alone (else ``strategy``)."""
+    import hypothesis
+
+    if hypothesis.__version_info__ < _DRAWS_UNWRAPPED:
+        return strategy
     try:
         from hypothesis.strategies._internal.lazy import unwrap_strategies
     except ImportError:  # pragma: no cover - a Hypothesis that moved it: slower, the same cases
@@ -44,7 +52,7 @@ def built(strategy: st.SearchStrategy) -> st.SearchStrategy:
 
 @functools.cache
 def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
-    return built(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
+    return _built(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
 
 
 coords = _floats(-COORD, COORD)
@@ -64,7 +72,7 @@ def _vectors(draw, scale: float = COORD) -> np.ndarray:
 @functools.cache
 def vectors(scale: float = COORD) -> st.SearchStrategy[np.ndarray]:
     """Two coordinates in [-scale, scale]."""
-    return built(_vectors(scale))
+    return _built(_vectors(scale))
 
 
 @st.composite

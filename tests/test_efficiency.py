@@ -117,9 +117,13 @@ def test_the_views_show_the_exponent_and_both_curves():
 
 # -- measured in the sandbox ------------------------------------------------------------------
 @needs_reference
-def test_a_loop_over_pairs_grows_faster_than_the_reference():
+def test_a_loop_over_pairs_grows_faster_than_the_reference(monkeypatch: pytest.MonkeyPatch):
+    # The loop's call at N = 200 takes 1-1.5 s of CPU, near the 2 s per-call limit, and a busy machine inflates CPU
+    # time (shared caches): with N = 200 cut off the fit rests on N <= 100, where fixed costs flatten the slope (1.35
+    # seen under load). The limit has a test of its own (below); here every size is measured.
+    monkeypatch.setattr(declared, "EFFICIENCY_CALL_SECONDS", 10.0)
     measured = efficiency.measure(SUBMISSIONS / "honest_handout_loop.py", sizes=(25, 50, 100, 200))
-    assert measured.sizes[:3] == (25, 50, 100), measured.note
+    assert measured.sizes == (25, 50, 100, 200), measured.note
     assert measured.exponent is not None and measured.reference_exponent is not None
     # CPU time, not wall: the loop is O(N^2) per event (~1.8 measured), the reference's cells near O(1).
     assert measured.exponent > 1.4

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 
+import hypothesis
 import numpy as np
 from hypothesis import strategies as st
 
@@ -39,8 +40,6 @@ _DRAWS_UNWRAPPED = (6, 131, 14)
 
 def _built(strategy: st.SearchStrategy) -> st.SearchStrategy:
     """The strategy a draw of ``strategy`` runs, where Hypothesis draws that one alone (else ``strategy``)."""
-    import hypothesis
-
     if hypothesis.__version_info__ < _DRAWS_UNWRAPPED:
         return strategy
     try:

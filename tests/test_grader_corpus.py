@@ -18,6 +18,7 @@ import pytest
 
 from grader.grading.report import PASSED
 from grader.grading.runner import GradeOptions, grade_file, status_of
+from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT
 from grader.sandbox.client import Sandbox
 from grader.spec import FUNCTION_NAMES, ITEM_NAMES
 from grader.spec.limits import Limits
@@ -267,3 +268,27 @@ def test_draws_do_not_depend_on_the_modules_loaded(tmp_path, graded: Grader):
     assert run.returncode == 0, run.stderr
     here = [r.message for r in graded(buggy).results]
     assert any(here) and here == json.loads(run.stdout)
+
+
+def test_a_constant_caller_of_a_wrong_helper_earns_nothing_from_the_audit(tmp_path, monkeypatch):
+    """The audit sets aside a caller's failing cases when a helper it calls is proved wrong (short replay first,
+    then long). A file that makes its helper wrong on purpose and answers constants from the caller, while calling
+    the helper on every pair so that records exist, must not turn those set-aside cases into points."""
+    source = TEXTBOOK.read_text().replace("(-b - np.sqrt(disc))", "(-b + np.sqrt(disc))")
+    source += ("\n\n_honest = minimum_contact_time\n\n\ndef minimum_contact_time(x, v, R, w, indexOld):\n"
+               "    _honest(x, v, R, w, indexOld)  # every pair's helper call recorded\n"
+               "    return 1.0, np.array([0, 1])\n")
+    path = tmp_path / "granularGas.py"
+    path.write_text(source)
+    recorded: list[int] = []
+    call = Sandbox.call
+
+    def counted(self, name, *args, record=0):
+        recorded.append(record)
+        return call(self, name, *args, record=record)
+
+    monkeypatch.setattr(Sandbox, "call", counted)
+    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    assert {HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT} <= set(recorded)  # both replays of the audit ran
+    assert report.by_item()["contact_time_grains"][0] < report.by_item()["contact_time_grains"][1]
+    assert report.by_item()["minimum_contact_time"][0] == 0, [(r.name, r.outcome) for r in report.results]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,49 @@ def test_the_fit_needs_two_sizes_and_positive_costs():
     assert efficiency.fit_exponent([25, 50, 100], [0.0, 1e-3, 4e-3]) == pytest.approx(2.0)
 
 
+def test_the_exponent_is_fitted_over_the_largest_sizes_measured():
+    # A search over all pairs with a fixed cost per call: flat at small N, 2 where the cost grows.
+    sizes = (25, 50, 100, 200, 400)
+    seconds = tuple(5e-4 + 2e-7 * n ** 2 for n in sizes)
+    whole = efficiency.fit_exponent(sizes, seconds)
+    assert whole is not None and whole < 1.5
+    grows = efficiency.growth(sizes, seconds)
+    assert grows is not None and grows > 1.8
+    assert efficiency.growth(sizes[:2], seconds[:2]) == pytest.approx(efficiency.fit_exponent(sizes[:2], seconds[:2]))
+
+
+class _SlowSpell:
+    """A stand-in sandbox whose calls cost ``base * N^2`` CPU seconds, and twice that at N = ``slow`` during the
+    first sweep (this machine's CPUs run at half speed for seconds at a time)."""
+
+    def __init__(self, slow: int) -> None:
+        self.slow, self.calls, self.import_failure = slow, [], None
+
+    def __enter__(self) -> _SlowSpell:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def call(self, name: str, *args: object, record: int = 0) -> object:
+        n = len(args[0])  # type: ignore[arg-type]
+        self.calls.append((name, n))
+        first_sweep = sum(1 for _, m in self.calls if m == n) <= 2
+        spell = 2.0 if n == self.slow and first_sweep else 1.0
+        return types.SimpleNamespace(cpu_seconds=spell * 1e-6 * n ** 2, value=None, args_after=())
+
+
+@needs_reference
+def test_a_slow_spell_during_one_sweep_does_not_tilt_the_exponent(monkeypatch: pytest.MonkeyPatch):
+    fake = _SlowSpell(slow=100)
+    monkeypatch.setattr(efficiency, "Sandbox", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(efficiency, "MIN_CPU", 0.0)
+    measured = efficiency.measure("granularGas.py", sizes=(25, 50, 100))
+    assert measured.sizes == (25, 50, 100) and measured.note == ""
+    assert measured.exponent == pytest.approx(2.0, abs=1e-9)  # the first sweep's N = 100 was twice as dear
+    assert [n for _, n in fake.calls].count(100) == 2 * efficiency.ROUNDS
+
+
 # -- the bonus rule ---------------------------------------------------------------------------
 def test_the_bonus_needs_a_low_exponent_and_right_answers():
     rule = rubric.BonusRule(exponent_below=1.5, points=5)
@@ -55,6 +99,9 @@ def test_the_bonus_needs_a_low_exponent_and_right_answers():
     assert efficiency.with_bonus(MEASURED, rule).bonus == 0  # exponent 2: the all-pairs search
     assert efficiency.with_bonus(dataclasses.replace(fast, right_at_largest=False), rule).bonus == 0
     assert efficiency.with_bonus(Efficiency(note="not measured"), rule).bonus == 0
+    # Cut short: the small sizes alone fit flat, and where a cut falls depends on the machine's load.
+    cut = dataclasses.replace(fast, note="not measured beyond N = 100: update stopped")
+    assert efficiency.with_bonus(cut, rule).bonus == 0 and efficiency.with_bonus(cut, rule).bonus_max == 5
     assert efficiency.with_bonus(fast, None) == dataclasses.replace(fast, bonus=0.0, bonus_max=0.0)
 
 
@@ -125,7 +172,8 @@ def test_a_loop_over_pairs_grows_faster_than_the_reference(monkeypatch: pytest.M
     measured = efficiency.measure(SUBMISSIONS / "honest_handout_loop.py", sizes=(25, 50, 100, 200))
     assert measured.sizes == (25, 50, 100, 200), measured.note
     assert measured.exponent is not None and measured.reference_exponent is not None
-    # CPU time, not wall: the loop is O(N^2) per event (~1.8 measured), the reference's cells near O(1).
+    # CPU time, not wall: the loop is O(N^2) per event (1.82-1.97 over N = 50 ... 200 measured, quiet or with two
+    # CPU hogs; 1.40 was seen in CI before the sweeps and the fit over the largest sizes), the reference near O(1).
     assert measured.exponent > 1.4
     assert measured.exponent > measured.reference_exponent + 0.7
     assert measured.right_at_largest

@@ -215,6 +215,25 @@ def contact_time_walls(w, x1, v1, R1):
     assert returned.cpu_seconds < 0.3
 
 
+def test_a_call_of_a_few_milliseconds_is_timed_finer_than_a_clock_tick(tmp_path):
+    """The efficiency measurement times calls of a few ms: their CPU comes from the process's CPU clock (ns), not
+    /proc's 10 ms ticks, so the calls' times are not all whole ticks."""
+    source = GRAINS + """
+import time
+
+def contact_time_walls(w, x1, v1, R1):
+    started = time.process_time()
+    while time.process_time() - started < 0.013:
+        pass
+    return 2.0
+"""
+    with running(tmp_path, source, Limits(call_seconds=2.0, import_seconds=10.0)) as box:
+        spent = [box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0).cpu_seconds for _ in range(5)]
+    assert all(s >= 0.013 for s in spent), spent
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    assert any(abs(s / tick - round(s / tick)) > 0.01 for s in spent), spent
+
+
 def test_cpu_of_child_processes_counts(tmp_path):
     source = GRAINS + """
 import subprocess, sys
@@ -240,17 +259,17 @@ def test_the_process_tree_reads_each_member_through_one_kept_file_and_lets_go_of
         tree = ProcessTree(first.pid)
         before = _open_files()
         time.sleep(0.2)
-        assert tree.ticks() > 0
+        assert tree.nanoseconds() > 0
         for _ in range(50):
-            tree.ticks()
+            tree.nanoseconds()
         assert _open_files() == before + 1
         first.kill()
         first.wait()
-        assert tree.ticks() == 0 and tree.members == set()
+        assert tree.nanoseconds() == 0 and tree.members == set()
         assert _open_files() == before
         second = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         tree = ProcessTree(second.pid)
-        tree.ticks()
+        tree.nanoseconds()
         assert _open_files() == before + 1
         tree.close()
         assert _open_files() == before

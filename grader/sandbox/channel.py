@@ -96,7 +96,7 @@ class Channel:
         self._read_bytes = 0
         self._dropped = 0
         self._tree = ProcessTree(process.pid)
-        self._ticks: int | None = None  # the tree's CPU ticks when the last wait ended
+        self._cpu_ns: int | None = None  # the tree's CPU time (ns) when the last wait ended
         self._selector = selectors.DefaultSelector()
         self._selector.register(reply_fd, selectors.EVENT_READ)
         #: CPU seconds the child's processes used during the last exchange (so far, while it runs).
@@ -121,7 +121,7 @@ class Channel:
         Raises CallTimeout, ChildDied or ProtocolViolation; never blocks past the budget.
         """
         started = time.monotonic()
-        meter = CpuMeter(self._tree, self._ticks)
+        meter = CpuMeter(self._tree, self._cpu_ns)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
         self._samples: collections.deque[tuple[float, float]] = collections.deque()
         pending = self._write(memoryview(payload))  # a request fits the pipe at once, but for large arrays
@@ -148,7 +148,7 @@ class Channel:
                     if self.process.poll() is not None:
                         return self._last_words(request_id, sent, budget)
         finally:
-            self._ticks = meter.last
+            self._cpu_ns = meter.last
             if pending:
                 selector.unregister(self.request_fd)
 

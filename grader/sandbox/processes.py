@@ -1,7 +1,11 @@
-"""The sandboxed child's processes and the CPU time they use, read from /proc.
+"""The sandboxed child's processes and the CPU time they use, read from /proc and the kernel's CPU clocks.
 
 Split from :mod:`grader.sandbox.channel` (which waits for replies): a ProcessTree follows the child and every process
-descending from it; a CpuMeter turns their CPU ticks into seconds used since a start.
+descending from it; a CpuMeter turns their CPU time into seconds used since a start.
+
+A living member's CPU is read from its process CPU clock (``clock_gettime``, nanoseconds, all its threads); /proc
+gives only clock ticks (10 ms), too coarse to time a call of a few milliseconds. The reaped children's CPU, and a
+member's where its clock cannot be read, still come in ticks.
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ import time
 #: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
 REFRESH_SECONDS = 0.05
 _TICKS = os.sysconf("SC_CLK_TCK")
+_NS_PER_TICK = 10**9 // _TICKS
 
 
-def _stat(pid: str) -> tuple[int, int] | None:
-    """(parent pid, CPU ticks of the process and of its reaped children) from /proc; None if gone."""
+def _stat(pid: str) -> tuple[int, int, int] | None:
+    """(parent pid, CPU ticks of the process, of its reaped children) from /proc; None if gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             return _fields(f.read())
@@ -23,13 +28,22 @@ def _stat(pid: str) -> tuple[int, int] | None:
         return None
 
 
-def _fields(data: bytes) -> tuple[int, int] | None:
-    """(parent pid, CPU ticks with the reaped children's) of a /proc/PID/stat text; None if it is not one."""
+def _fields(data: bytes) -> tuple[int, int, int] | None:
+    """(parent pid, CPU ticks of the process, of its reaped children) of a /proc/PID/stat text; None if not one."""
     try:
         # The command name may hold spaces and parentheses: the fields start after the last ')'.
         fields = data[data.rindex(b")") + 2:].split()
-        return int(fields[1]), int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
     except (ValueError, IndexError):
+        return None
+
+
+def _clock_ns(pid: int) -> int | None:
+    """The CPU time of process ``pid`` (all its threads, living and ended) in nanoseconds; None if unreadable."""
+    try:
+        # Linux encodes the CPU clock of process pid as ~pid << 3 | 2 (CPUCLOCK_SCHED, whole process).
+        return time.clock_gettime_ns((~pid << 3) | 2)
+    except (OSError, OverflowError):
         return None
 
 
@@ -106,18 +120,22 @@ class ProcessTree:
                 del parents[pid]
             grown = bool(adopted)
 
-    def ticks(self) -> int:
-        """CPU ticks of the living members (with their reaped children); the dead are dropped."""
+    def nanoseconds(self) -> int:
+        """CPU time of the living members (with their reaped children) in nanoseconds; the dead are dropped."""
         total = 0
         for pid in list(self.members):
+            # The clock is read first: a stat read that succeeds after it proves the pid still named the member
+            # (a reaped member's kept file fails to read, whoever has its pid now).
+            clock = _clock_ns(pid)
             found = self._read_stat(pid)
             if found is None:
                 self.members.discard(pid)
             else:
-                total += found[1]
+                own = clock if clock is not None else found[1] * _NS_PER_TICK
+                total += own + found[2] * _NS_PER_TICK
         return total
 
-    def _read_stat(self, pid: int) -> tuple[int, int] | None:
+    def _read_stat(self, pid: int) -> tuple[int, int, int] | None:
         fd = self._stat_files.get(pid)
         try:
             if fd is None:
@@ -141,7 +159,7 @@ class ProcessTree:
 
 
 class CpuMeter:
-    """CPU seconds used by a process tree since ``start`` ticks (never less than 0).
+    """CPU seconds used by a process tree since ``start`` nanoseconds (never less than 0).
 
     The channel starts each wait where the last one ended, so that what the
     child's processes use between calls is charged to the next one, not lost.
@@ -151,10 +169,11 @@ class CpuMeter:
         self.tree = tree
         if start is None:
             tree.refresh()
-            start = tree.ticks()
+            start = tree.nanoseconds()
         self.start = self.last = start
 
     def seconds(self) -> float:
         self.tree.refresh()
-        self.last = max(self.last, self.tree.ticks())
-        return max(0, self.last - self.start) / _TICKS
+        # Never backwards: a reaped child's CPU moves from its clock to its parent's ticks (rounded down).
+        self.last = max(self.last, self.tree.nanoseconds())
+        return max(0, self.last - self.start) / 1e9

@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import machine_speed  # noqa: E402 (this folder: the script's own)
+
 from grader.commands.batch import pool as batch  # noqa: E402
 from grader.commands.batch.submissions import scan  # noqa: E402
 from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate  # noqa: E402
@@ -94,6 +96,7 @@ def main() -> None:
         subs.mkdir()
         count = (build_typical if args.mix == "typical" else build)(subs, args.copies)
         print(f"{count} submissions ({args.mix} mix)")
+        print(machine_speed.line())
         print(f"{'jobs':>4} {'wall s':>8} {'per hour':>9} {'median s':>9} {'max s':>7}  statuses")
         for jobs in args.jobs:
             out = Path(tmp) / f"out{jobs}"
@@ -109,6 +112,7 @@ def main() -> None:
                 statuses[key] = statuses.get(key, 0) + 1
             print(f"{jobs:>4} {wall:8.1f} {3600 * len(outcomes) / wall:9.0f} {statistics.median(seconds):9.2f} "
                   f"{max(seconds):7.2f}  {statuses}")
+        print(machine_speed.line())
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import machine_speed  # noqa: E402 (this folder: the script's own)
+
 from grader.spec.scenarios import random_gas  # noqa: E402
 from reference import engine  # noqa: E402
 
@@ -58,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     engine.advance([[0.0, 0.0]], [[1.0, 0.0]], [0.1], [1.0], [[[0, -1], [0, 1]]], (-1, -1), 1.0, 1.0)  # compile
     print(f"reference.engine, numba compiled: {engine.COMPILED}; load average before: {os.getloadavg()}")
+    print(machine_speed.line())
     print(f"{'':>17} {'us per contact':>19}   {'issue #13 anchors (us)':>24}")
     print(f"{'N':>7} {'phi':>4} {'r':>4} {'wall':>9} {'CPU':>9}   {'pure Python':>11} {'C heap+cells':>12}")
     worst_at_target = 0.0
@@ -72,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
                 python, c = ANCHORS.get(n, ("-", "-"))
                 print(f"{n:>7} {packing:>4} {r:>4} {wall:>9.2f} {cpu:>9.2f}   {python:>11} {c:>12}", flush=True)
     print(f"load average after: {os.getloadavg()}")
+    print(machine_speed.line())
     if worst_at_target:
         verdict = "meets" if worst_at_target <= TARGET_US else "misses"
         print(f"N = 10^4: worst median CPU time {worst_at_target:.2f} us per contact {verdict} the target "

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import machine_speed  # this folder: the script's own
+
 ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("imports", "isolation and self-test", "sandbox start", "cases", "properties", "feedback animation",
           "feedback page")
@@ -161,6 +163,7 @@ def main() -> None:
             os.environ["GRANULAR_CACHE_DIR"] = str(Path(tmp) / "cold")
         else:
             measure(chosen[0][1])  # the cache of drawn cases, as every grading after the first finds it
+        print(machine_speed.line())
         for label, path in chosen:
             runs = []
             for _ in range(args.runs):
@@ -169,6 +172,7 @@ def main() -> None:
                         kept.unlink()
                 runs.append(measure(path))
             report(label, runs)
+        print(machine_speed.line())
 
 
 if __name__ == "__main__":

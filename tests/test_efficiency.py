@@ -58,12 +58,116 @@ def test_the_exponent_is_fitted_over_the_largest_sizes_measured():
     assert efficiency.growth(sizes[:2], seconds[:2]) == pytest.approx(efficiency.fit_exponent(sizes[:2], seconds[:2]))
 
 
+class _Recorder:
+    """A stand-in sandbox that keeps the gas of every call (its x) and charges N^2 microseconds."""
+
+    def __init__(self, own_pid_namespace: bool = True) -> None:
+        self.gases: list[bytes] = []
+        self.import_failure = None
+        self.box = types.SimpleNamespace(own_pid_namespace=own_pid_namespace)
+
+    def __enter__(self) -> _Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def call(self, name: str, *args: object, record: int = 0) -> object:
+        self.gases.append(bytes(args[0]))  # type: ignore[arg-type]
+        return types.SimpleNamespace(cpu_seconds=1e-6 * len(args[0]) ** 2, value=None, args_after=())  # type: ignore
+
+
+@needs_reference
+def test_every_timed_call_gets_a_gas_of_its_own(monkeypatch: pytest.MonkeyPatch):
+    # Repeating a call's inputs would pay a submission that remembers its answers (the cheapest sweep counts), and
+    # a search on the update's gas could work the update out beforehand and be timed apart from it.
+    fake = _Recorder()
+    monkeypatch.setattr(efficiency, "Sandbox", lambda *args, **kwargs: fake)
+    measured = efficiency.measure("granularGas.py", sizes=(25, 50, 100))
+    assert measured.sizes == (25, 50, 100)
+    assert len(fake.gases) == 2 * 3 * efficiency.ROUNDS
+    assert len(set(fake.gases)) == len(fake.gases)
+
+
+@needs_reference
+def test_without_a_pid_namespace_the_cost_is_shown_but_earns_no_bonus(monkeypatch: pytest.MonkeyPatch):
+    # There the host's init reaps an orphan, whose CPU then leaves the count: the calls after it look cheap.
+    monkeypatch.setattr(efficiency, "Sandbox", lambda *args, **kwargs: _Recorder(own_pid_namespace=False))
+    measured = efficiency.measure("granularGas.py", sizes=(25, 50, 100))
+    assert measured.exponent == pytest.approx(2.0) and measured.note == efficiency.NO_PID_NAMESPACE
+    fast = dataclasses.replace(measured, exponent=1.0, right_at_largest=True)
+    assert efficiency.with_bonus(fast, rubric.BonusRule()).bonus == 0
+    assert efficiency.with_bonus(dataclasses.replace(fast, note=""), rubric.BonusRule()).bonus > 0
+    assert "no bonus" in efficiency_view.line(measured)
+
+
+def test_a_box_knows_whether_its_child_has_a_pid_namespace_of_its_own(tmp_path):
+    from grader.sandbox import isolation
+
+    for mode in isolation.Mode:  # a plain box cannot start here (the interpreter is root's): the rule, by mode
+        box = object.__new__(isolation.Box)
+        box.mode = mode
+        assert box.own_pid_namespace == mode.name.startswith("BWRAP"), mode
+    if not any(p.startswith("own process namespace") for p in isolation.probe().protections):
+        pytest.skip("bubblewrap cannot start here")
+    source = tmp_path / "granularGas.py"
+    source.write_text("")
+    boxed = isolation.Box(source, source, declared.Limits())
+    try:
+        assert boxed.own_pid_namespace
+    finally:
+        boxed.close()
+
+
+MEMO = """
+
+# Remembers every answer, keyed on the inputs: only the first call with given inputs does the work.
+import hashlib as _hashlib
+
+_search, _update, _memo = minimum_contact_time, update, {}
+
+
+def _key(*arrays):
+    digest = _hashlib.blake2b()
+    for a in arrays:
+        digest.update(np.ascontiguousarray(np.asarray(a, dtype=float)).tobytes())
+    return digest.digest()
+
+
+def minimum_contact_time(x, v, R, w, indexOld):
+    key = ("s", _key(x, v, indexOld))
+    if key not in _memo:
+        _memo[key] = _search(x, v, R, w, indexOld)
+    return _memo[key]
+
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    key = ("u", _key(x, v, indexOld, [dt, t]))
+    if key not in _memo:
+        _update(x, v, R, m, w, indexOld, r, dt, t)
+        _memo[key] = (x.copy(), v.copy(), np.array(indexOld, copy=True))
+    x[...], v[...], indexOld[...] = _memo[key]
+"""
+
+
+@needs_reference
+def test_remembering_answers_earns_no_bonus(tmp_path):
+    # The search over all pairs, vectorised, with a memo: with repeated inputs it fitted 1.0 and earned the bonus.
+    path = tmp_path / "granularGas.py"
+    path.write_text((SUBMISSIONS / "honest_vectorised_pairs.py").read_text() + MEMO)
+    graded = efficiency.with_bonus(efficiency.measure(path, sizes=(50, 100, 200, 400)), rubric.BonusRule())
+    assert graded.sizes == (50, 100, 200, 400), graded.note
+    assert graded.exponent is not None and graded.exponent > 1.6  # 2.1 measured without the memo
+    assert graded.right_at_largest and graded.bonus == 0
+
+
 class _SlowSpell:
     """A stand-in sandbox whose calls cost ``base * N^2`` CPU seconds, and twice that at N = ``slow`` during the
     first sweep (this machine's CPUs run at half speed for seconds at a time)."""
 
     def __init__(self, slow: int) -> None:
         self.slow, self.calls, self.import_failure = slow, [], None
+        self.box = types.SimpleNamespace(own_pid_namespace=True)
 
     def __enter__(self) -> _SlowSpell:
         return self
@@ -83,7 +187,6 @@ class _SlowSpell:
 def test_a_slow_spell_during_one_sweep_does_not_tilt_the_exponent(monkeypatch: pytest.MonkeyPatch):
     fake = _SlowSpell(slow=100)
     monkeypatch.setattr(efficiency, "Sandbox", lambda *args, **kwargs: fake)
-    monkeypatch.setattr(efficiency, "MIN_CPU", 0.0)
     measured = efficiency.measure("granularGas.py", sizes=(25, 50, 100))
     assert measured.sizes == (25, 50, 100) and measured.note == ""
     assert measured.exponent == pytest.approx(2.0, abs=1e-9)  # the first sweep's N = 100 was twice as dear

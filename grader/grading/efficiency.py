@@ -11,10 +11,12 @@ that flattens the small sizes (a vectorised search over all pairs fits 1.5
 over N = 25 … 400, but 2 over 100 … 400).
 
 CPU time, not wall: it is what the sandbox measures (the child's process CPU
-clock, in nanoseconds), so a busy machine changes the figures less. Each call
-is repeated, at least ``MIN_CALLS`` times and until the calls add up to
-``MIN_CPU``, and the cheapest call counts: the first call of a fresh process
-pays for warming up (lazy imports, caches) and a busy moment only adds time.
+clock, in nanoseconds), so a busy machine changes the figures less. The sizes
+are swept ``ROUNDS`` times and the cheapest sweep counts per size: the first
+call of a fresh process pays for warming up, and this machine's CPUs run at
+half speed for seconds at a time. Every call gets a gas of its own (seed by
+sweep, search and update apart), so no call can reuse what an earlier one
+worked out, and the answers of every call at the largest N are checked.
 N stops growing when a call times out, fails, or the measurement passes
 ``limits.EFFICIENCY_SECONDS``: "not measured beyond N", never a crash; a
 measurement cut short earns no bonus. Only the submission's own inputs reach
@@ -46,9 +48,8 @@ SIZES: tuple[int, ...] = (25, 50, 100, 200, 400)
 SEED, PACKING = 14, 0.15
 #: Contacts inside the dt given to each timed update.
 EVENTS = 8
-#: Calls of one kind at one N are repeated MIN_CALLS times at least, and until their CPU adds up to MIN_CPU (or
-#: MAX_CALLS); the cheapest one counts.
-MIN_CALLS, MIN_CPU, MAX_CALLS = 1, 0.05, 40
+#: The note of a measurement that earns no bonus, being made without a pid namespace (see measure).
+NO_PID_NAMESPACE = "measured, but no bonus: without bubblewrap's pid namespace an orphan's CPU can leave the count"
 #: Sweeps over the sizes (see measure).
 ROUNDS = 3
 #: The exponents are fitted over this many of the largest sizes measured.
@@ -60,12 +61,19 @@ MEASURED = ("minimum_contact_time", "update")
 
 
 @dataclass(frozen=True)
+class SearchLoad:
+    """One gas for a timed ``minimum_contact_time``, and the reference's answer from rest (no previous contact)."""
+
+    gas: Scenario
+    search: tuple[float, np.ndarray]
+
+
+@dataclass(frozen=True)
 class Workload:
-    """One timed gas: its scenario, a dt holding exactly ``EVENTS`` contacts, the reference's answers."""
+    """One gas for a timed ``update``: a dt holding exactly ``EVENTS`` contacts, the reference's answers."""
 
     gas: Scenario
     dt: float
-    search: tuple[float, np.ndarray]  # the reference's minimum_contact_time from rest (no previous contact)
     after: tuple[np.ndarray, np.ndarray, np.ndarray]  # the reference's x, v, indexOld after update(dt)
 
 
@@ -84,10 +92,23 @@ def growth(sizes: tuple[int, ...], seconds: tuple[float, ...] | list[float]) -> 
     return fit_exponent(sizes[-FIT_SIZES:], list(seconds)[-FIT_SIZES:])
 
 
-def workload(n: int) -> Workload:
+def gas_seed(sweep: int, search: bool) -> int:
+    """The seed of the gas timed in ``sweep`` (0, 1, ...): every timed call gets a gas of its own, so that an answer
+    remembered from an earlier call, or worked out by the search call for the update, is of no use."""
+    return SEED + 2 * sweep + int(search)
+
+
+def search_load(n: int, seed: int = SEED) -> SearchLoad:
+    """The gas of n grains and the reference's search from rest (grader side)."""
+    gas = random_gas(n=n, seed=seed, packing=PACKING)
+    tc, index = oracle.reference().minimum_contact_time(gas.x, gas.v, gas.R, gas.w, gas.fresh_index())
+    return SearchLoad(gas, (float(tc), np.asarray(index)))
+
+
+def workload(n: int, seed: int = SEED) -> Workload:
     """The gas of n grains, and the dt halfway between its EVENTS-th and next contact (reference, grader side)."""
     ref = oracle.reference()
-    gas = random_gas(n=n, seed=SEED, packing=PACKING)
+    gas = random_gas(n=n, seed=seed, packing=PACKING)
     x, v, last, t, times = gas.x.copy(), gas.v.copy(), np.array(spec.NO_PREVIOUS_CONTACT), 0.0, []
     for _ in range(EVENTS + 1):
         tc, index = ref.minimum_contact_time(x, v, gas.R, gas.w, last)
@@ -103,13 +124,12 @@ def workload(n: int) -> Workload:
             v[j] += dv2
         last = np.array(index)
     dt = 0.5 * (times[EVENTS - 1] + times[EVENTS])
-    search = ref.minimum_contact_time(gas.x, gas.v, gas.R, gas.w, gas.fresh_index())
     x, v, old = gas.x.copy(), gas.v.copy(), gas.fresh_index()
     ref.update(x, v, gas.R, gas.m, gas.w, old, gas.r, dt, 0.0)
-    return Workload(gas, dt, (float(search[0]), np.asarray(search[1])), (x, v, old))
+    return Workload(gas, dt, (x, v, old))
 
 
-def search_args(load: Workload) -> tuple:
+def search_args(load: SearchLoad) -> tuple:
     g = load.gas
     return g.x, g.v, g.R, g.w, g.fresh_index()
 
@@ -136,35 +156,37 @@ class _Stop(Exception):
 
 
 def _timed(sandbox: Sandbox, name: str, args: tuple, spent: list[float]) -> tuple[float, object]:
-    """CPU of the cheapest call of ``name(*args)`` (see MIN_CALLS) and the last call's Returned."""
-    total, calls, cheapest, returned = 0.0, 0, math.inf, None
-    while calls < MAX_CALLS and (calls < MIN_CALLS or total < MIN_CPU):
-        try:
-            returned = sandbox.call(name, *args, record=0)  # recording helper calls would be timed too
-        except SubmissionError as exc:
-            raise _Stop(f"{name} stopped ({str(exc)[:120]})") from None
-        total, calls = total + returned.cpu_seconds, calls + 1
-        cheapest = min(cheapest, returned.cpu_seconds)
-        spent[0] += returned.cpu_seconds
-        if spent[0] > declared.EFFICIENCY_SECONDS:
-            raise _Stop(f"the measurement passed its {declared.EFFICIENCY_SECONDS:g} s of CPU")
+    """The CPU of one call of ``name(*args)`` and its Returned."""
+    try:
+        returned = sandbox.call(name, *args, record=0)  # recording helper calls would be timed too
+    except SubmissionError as exc:
+        raise _Stop(f"{name} stopped ({str(exc)[:120]})") from None
+    spent[0] += returned.cpu_seconds
+    if spent[0] > declared.EFFICIENCY_SECONDS:
+        raise _Stop(f"the measurement passed its {declared.EFFICIENCY_SECONDS:g} s of CPU")
     # Where the process clock cannot be read, CPU comes in 10 ms ticks and a call may read 0: the exponent needs a
-    # positive cost, so the cheapest call is then taken as the mean, or half a tick.
-    return cheapest if cheapest > 0 else max(total / calls, _HALF_TICK), returned
+    # positive cost, so 0 counts as half a tick.
+    return returned.cpu_seconds if returned.cpu_seconds > 0 else _HALF_TICK, returned
 
 
 _HALF_TICK = 0.5 / os.sysconf("SC_CLK_TCK")
 
 
-def _right(load: Workload, search: object, update: object) -> bool:
-    """The submission's answers at this N equal the reference's (the state tolerance, relative to the box)."""
+def _search_right(load: SearchLoad, returned: object) -> bool:
+    """The submission's search on this gas equals the reference's (time within tolerance, same pair)."""
     try:
-        tc, index = search.value.items  # type: ignore[attr-defined]
+        tc, index = returned.value.items  # type: ignore[attr-defined]
         if not tolerances.close(tc.array, load.search[0], abs(load.search[0]) + 1.0, tolerances.TIME_RTOL):
             return False
-        if sorted(index.array.astype(int).tolist()) != sorted(load.search[1].astype(int).tolist()):
-            return False
-        x, v, old = (update.args_after[k].array for k in (0, 1, 5))  # type: ignore[attr-defined]
+        return sorted(index.array.astype(int).tolist()) == sorted(load.search[1].astype(int).tolist())
+    except (AttributeError, ValueError, TypeError, IndexError):
+        return False
+
+
+def _update_right(load: Workload, returned: object) -> bool:
+    """The submission's state after update equals the reference's (the state tolerance, relative to the box)."""
+    try:
+        x, v, old = (returned.args_after[k].array for k in (0, 1, 5))  # type: ignore[attr-defined]
     except (AttributeError, ValueError, TypeError, IndexError):
         return False
     rx, rv, rold = load.after
@@ -172,6 +194,15 @@ def _right(load: Workload, search: object, update: object) -> bool:
     return (tolerances.close(x, rx, 1.0, tolerances.STATE_RTOL) and tolerances.close(v, rv, speed,
                                                                                     tolerances.STATE_RTOL)
             and sorted(np.asarray(old).astype(int).tolist()) == sorted(np.asarray(rold).astype(int).tolist()))
+
+
+def _sweep(sandbox: Sandbox, n: int, sweep: int, spent: list[float]) -> tuple[float, float, bool, Workload]:
+    """One sweep's timing at N = n, each call on a gas of its own: (search CPU, CPU per event, both right, the
+    update's workload)."""
+    searched_on, load = search_load(n, gas_seed(sweep, True)), workload(n, gas_seed(sweep, False))
+    search, searched = _timed(sandbox, "minimum_contact_time", search_args(searched_on), spent)
+    update, updated = _timed(sandbox, "update", update_args(load), spent)
+    return search, update / (EVENTS + 1), _search_right(searched_on, searched) and _update_right(load, updated), load
 
 
 def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] = (),
@@ -193,25 +224,29 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
     with Sandbox(path, box, hide) as sandbox:
         if sandbox.import_failure is not None:
             return Efficiency(note="not measured: granularGas.py could not be imported")
+        if not sandbox.box.own_pid_namespace:
+            # An orphan reaped by the host's init takes its CPU out of the count, and the next calls' CPU is not
+            # counted until the count is back (processes.CpuMeter never goes backwards): a cheap sweep for free.
+            note = NO_PID_NAMESPACE
         for n in sizes:
-            load = workload(n)
             try:
-                per_search, searched = _timed(sandbox, "minimum_contact_time", search_args(load), spent)
-                per_update, updated = _timed(sandbox, "update", update_args(load), spent)
+                per_search, per_event, right, load = _sweep(sandbox, n, 0, spent)
             except _Stop as stop:
-                note = f"not measured beyond N = {len(loads[-1].gas.x)}: {stop}" if loads else f"not measured: {stop}"
+                cut = f"not measured beyond N = {len(loads[-1].gas.x)}: {stop}" if loads else f"not measured: {stop}"
+                note = f"{cut}; {note}" if note else cut
                 break
             loads.append(load)
             search.append(per_search)
-            event.append(per_update / (EVENTS + 1))
-            right = _right(load, searched, updated)
+            event.append(per_event)
         try:
-            for _ in range(ROUNDS - 1):
+            for sweep in range(1, ROUNDS):
                 for k, load in enumerate(loads):
-                    search[k] = min(search[k], _timed(sandbox, "minimum_contact_time", search_args(load), spent)[0])
-                    event[k] = min(event[k], _timed(sandbox, "update", update_args(load), spent)[0] / (EVENTS + 1))
+                    per_search, per_event, also_right, _ = _sweep(sandbox, len(load.gas.x), sweep, spent)
+                    search[k], event[k] = min(search[k], per_search), min(event[k], per_event)
+                    if k == len(loads) - 1:
+                        right = right and also_right
         except _Stop:
-            pass  # the sizes stay measured (the first sweep reached them); the sweeps done so far count
+            pass  # a later sweep only lowers the figures: the sizes stay measured, the sweeps done so far count
     ns = tuple(len(load.gas.x) for load in loads)
     reference = [reference_seconds(load) for load in loads]
     return Efficiency(ns, tuple(event), tuple(search), tuple(reference), growth(ns, event), growth(ns, search),
@@ -246,5 +281,5 @@ def assess(path: str | Path, results: Results, limits: Limits = Limits(), hide: 
     return results.with_efficiency(with_bonus(efficiency, rule))
 
 
-__all__ = ["SIZES", "EVENTS", "FIT_SIZES", "ROUNDS", "BonusRule", "Workload", "fit_exponent", "growth", "workload",
-           "measure", "with_bonus", "eligible", "assess"]
+__all__ = ["SIZES", "EVENTS", "FIT_SIZES", "ROUNDS", "BonusRule", "SearchLoad", "Workload", "fit_exponent", "growth",
+           "gas_seed", "search_load", "workload", "measure", "with_bonus", "eligible", "assess"]

@@ -246,6 +246,12 @@ def _preexec(limits: Limits, nproc: bool, uid: int | None) -> None:
 class Box:
     """One private sandbox folder and how to start a process fenced into it."""
 
+    @property
+    def own_pid_namespace(self) -> bool:
+        """Whether the child has a pid namespace of its own: its pid 1 (in the tree the CPU meter follows) reaps
+        every orphan, so an orphan's CPU cannot leave the count; without one the host's init reaps it, and it does."""
+        return self.mode in _BWRAP_MODES
+
     def __init__(self, submission: Path, child_script: Path, limits: Limits, hide: Sequence[Path] = ()) -> None:
         """Creates the folder; copies the submission (as granularGas.py) and the child script into it."""
         self.limits = limits

@@ -30,7 +30,7 @@ def results(update_score: float = 20.0) -> Results:
                    1.5, ())
 
 
-MEASURED = Efficiency((25, 50, 100), (1e-4, 4e-4, 1.6e-3), (2e-4, 8e-4, 3.2e-3), (1e-5, 1.1e-5, 1.2e-5),
+MEASURED = Efficiency((25, 50, 100), (1e-4, 4e-4, 1.6e-3), (2e-4, 8e-4, 3.2e-3), (1e-5, 2e-5, 1e-4),
                       2.0, 2.0, 0.1, True, "")
 
 
@@ -87,6 +87,12 @@ def test_every_timed_call_gets_a_gas_of_its_own(monkeypatch: pytest.MonkeyPatch)
     assert measured.sizes == (25, 50, 100)
     assert len(fake.gases) == 2 * 3 * efficiency.ROUNDS
     assert len(set(fake.gases)) == len(fake.gases)
+    # Nor are they the same from one measurement to the next: fixed seeds let a submission that copies the kit's
+    # gas generator work the answers out at import time (a helper's attack fitted 0.8 so, and earned the bonus).
+    again = _Recorder()
+    monkeypatch.setattr(efficiency, "Sandbox", lambda *args, **kwargs: again)
+    efficiency.measure("granularGas.py", sizes=(25, 50, 100))
+    assert not set(again.gases) & set(fake.gases)
 
 
 @needs_reference
@@ -95,7 +101,7 @@ def test_without_a_pid_namespace_the_cost_is_shown_but_earns_no_bonus(monkeypatc
     monkeypatch.setattr(efficiency, "Sandbox", lambda *args, **kwargs: _Recorder(own_pid_namespace=False))
     measured = efficiency.measure("granularGas.py", sizes=(25, 50, 100))
     assert measured.exponent == pytest.approx(2.0) and measured.note == efficiency.NO_PID_NAMESPACE
-    fast = dataclasses.replace(measured, exponent=1.0, right_at_largest=True)
+    fast = dataclasses.replace(measured, exponent=1.0, right_at_largest=True, event_seconds=measured.reference_seconds)
     assert efficiency.with_bonus(fast, rubric.BonusRule()).bonus == 0
     assert efficiency.with_bonus(dataclasses.replace(fast, note=""), rubric.BonusRule()).bonus > 0
     assert "no bonus" in efficiency_view.line(measured)
@@ -161,6 +167,54 @@ def test_remembering_answers_earns_no_bonus(tmp_path):
     assert graded.right_at_largest and graded.bonus == 0
 
 
+PAD = """
+
+# Burns CPU in update until its cost is C * N at N >= 100: the fitted exponent becomes 1, whatever the algorithm.
+import time as _time
+
+_honest_update = update
+
+
+def _calibrate():
+    rng = np.random.default_rng(1)
+    n = 400
+    x, v, R = rng.uniform(0.05, 0.95, (n, 2)), rng.uniform(-1, 1, (n, 2)), np.full(n, 0.005)
+    w = np.array([[[0, 0], [1, 0]], [[1, 0], [1, 1]], [[1, 1], [0, 1]], [[0, 1], [0, 0]]], dtype=float)
+    best = 1e9
+    for _ in range(3):
+        started = _time.process_time()
+        minimum_contact_time(x, v, R, w, np.array([-1, -1]))
+        best = min(best, _time.process_time() - started)
+    return 3.0 * 9 * best / n  # three times the honest cost per grain at N = 400
+
+
+_C = _calibrate()
+
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    started = _time.process_time()
+    out = _honest_update(x, v, R, m, w, indexOld, r, dt, t)
+    if len(x) >= 100:
+        while _time.process_time() - started < _C * len(x):
+            pass
+    return out
+"""
+
+
+@needs_reference
+def test_burning_cpu_at_the_smaller_sizes_earns_no_bonus(tmp_path):
+    # A helper's attack: the search over all pairs, padded to a cost growing like N, fitted 1.0 and earned 5.
+    path = tmp_path / "granularGas.py"
+    path.write_text((SUBMISSIONS / "honest_vectorised_pairs.py").read_text() + PAD)
+    measured = efficiency.measure(path, sizes=(100, 200, 400))
+    graded = efficiency.with_bonus(measured, rubric.BonusRule())
+    assert graded.sizes == (100, 200, 400) and graded.note == "" and graded.right_at_largest
+    assert graded.event_seconds[-1] > rubric.BonusRule().cost_ratio_below * graded.reference_seconds[-1]
+    assert graded.bonus == 0
+    # The pad did flatten the fit (else the test would show nothing): what denies the bonus is the cost.
+    assert graded.exponent is not None and graded.exponent < 1.5
+
+
 class _SlowSpell:
     """A stand-in sandbox whose calls cost ``base * N^2`` CPU seconds, and twice that at N = ``slow`` during the
     first sweep (this machine's CPUs run at half speed for seconds at a time)."""
@@ -202,6 +256,12 @@ def test_the_bonus_needs_a_low_exponent_and_right_answers():
     assert efficiency.with_bonus(MEASURED, rule).bonus == 0  # exponent 2: the all-pairs search
     assert efficiency.with_bonus(dataclasses.replace(fast, right_at_largest=False), rule).bonus == 0
     assert efficiency.with_bonus(Efficiency(note="not measured"), rule).bonus == 0
+    # Padded: CPU burnt at the smaller sizes flattens the fit, but the cost at the largest N stays the search's.
+    padded = dataclasses.replace(fast, event_seconds=(2e-3, 4e-3, 8e-3))
+    assert efficiency.fit_exponent(padded.sizes, padded.event_seconds) == pytest.approx(1.0)
+    assert 8e-3 > rule.cost_ratio_below * padded.reference_seconds[-1]
+    assert efficiency.with_bonus(padded, rule).bonus == 0
+    assert efficiency.with_bonus(dataclasses.replace(padded, event_seconds=(1e-4, 2e-4, 4e-4)), rule).bonus == 5
     # Cut short: the small sizes alone fit flat, and where a cut falls depends on the machine's load.
     cut = dataclasses.replace(fast, note="not measured beyond N = 100: update stopped")
     assert efficiency.with_bonus(cut, rule).bonus == 0 and efficiency.with_bonus(cut, rule).bonus_max == 5
@@ -222,10 +282,14 @@ def test_a_rubric_bonus_table_is_read_and_off_by_default(tmp_path):
     with_bonus = tmp_path / "bonus.toml"
     with_bonus.write_text("[points]\nupdate = 20\n[bonus]\nexponent_below = 1.4\npoints = 3\n")
     assert rubric.load_bonus(with_bonus) == rubric.BonusRule(1.4, 3.0, False)
+    ratio = tmp_path / "ratio.toml"
+    ratio.write_text("[points]\nupdate = 20\n[bonus]\ncost_ratio_below = 20\n")
+    assert rubric.load_bonus(ratio) == rubric.BonusRule(cost_ratio_below=20.0)
     assert rubric.load(with_bonus)["update"] == 20  # [points] reads as before
 
 
-@pytest.mark.parametrize("table", ["points = -1", "exponent_below = 'fast'", "speed = 2", "in_gradescope_score = 1"])
+@pytest.mark.parametrize("table", ["points = -1", "exponent_below = 'fast'", "speed = 2", "in_gradescope_score = 1",
+                                   "cost_ratio_below = true"])
 def test_a_wrong_bonus_table_is_refused_naming_it(tmp_path, table):
     path = tmp_path / "bonus.toml"
     path.write_text(f"[points]\nupdate = 20\n[bonus]\n{table}\n")

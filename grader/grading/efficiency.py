@@ -14,9 +14,10 @@ CPU time, not wall: it is what the sandbox measures (the child's process CPU
 clock, in nanoseconds), so a busy machine changes the figures less. The sizes
 are swept ``ROUNDS`` times and the cheapest sweep counts per size: the first
 call of a fresh process pays for warming up, and this machine's CPUs run at
-half speed for seconds at a time. Every call gets a gas of its own (seed by
-sweep, search and update apart), so no call can reuse what an earlier one
-worked out, and the answers of every call at the largest N are checked.
+half speed for seconds at a time. Every call gets a gas of its own, from a
+seed drawn unpredictably (search and update apart), so no call can reuse what
+an earlier one worked out nor look up answers worked out beforehand, and the
+answers of every call at the largest N are checked.
 N stops growing when a call times out, fails, or the measurement passes
 ``limits.EFFICIENCY_SECONDS``: "not measured beyond N", never a crash; a
 measurement cut short earns no bonus. Only the submission's own inputs reach
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -92,10 +94,10 @@ def growth(sizes: tuple[int, ...], seconds: tuple[float, ...] | list[float]) -> 
     return fit_exponent(sizes[-FIT_SIZES:], list(seconds)[-FIT_SIZES:])
 
 
-def gas_seed(sweep: int, search: bool) -> int:
-    """The seed of the gas timed in ``sweep`` (0, 1, ...): every timed call gets a gas of its own, so that an answer
-    remembered from an earlier call, or worked out by the search call for the update, is of no use."""
-    return SEED + 2 * sweep + int(search)
+def gas_seed() -> int:
+    """A fresh seed for one timed call's gas, drawn unpredictably: with seeds a submission could know (the student
+    kit holds the gas generator) it could work the answers out at import time and look them up when timed."""
+    return secrets.randbits(32)
 
 
 def search_load(n: int, seed: int = SEED) -> SearchLoad:
@@ -196,10 +198,10 @@ def _update_right(load: Workload, returned: object) -> bool:
             and sorted(np.asarray(old).astype(int).tolist()) == sorted(np.asarray(rold).astype(int).tolist()))
 
 
-def _sweep(sandbox: Sandbox, n: int, sweep: int, spent: list[float]) -> tuple[float, float, bool, Workload]:
+def _sweep(sandbox: Sandbox, n: int, spent: list[float]) -> tuple[float, float, bool, Workload]:
     """One sweep's timing at N = n, each call on a gas of its own: (search CPU, CPU per event, both right, the
     update's workload)."""
-    searched_on, load = search_load(n, gas_seed(sweep, True)), workload(n, gas_seed(sweep, False))
+    searched_on, load = search_load(n, gas_seed()), workload(n, gas_seed())
     search, searched = _timed(sandbox, "minimum_contact_time", search_args(searched_on), spent)
     update, updated = _timed(sandbox, "update", update_args(load), spent)
     return search, update / (EVENTS + 1), _search_right(searched_on, searched) and _update_right(load, updated), load
@@ -230,7 +232,7 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             note = NO_PID_NAMESPACE
         for n in sizes:
             try:
-                per_search, per_event, right, load = _sweep(sandbox, n, 0, spent)
+                per_search, per_event, right, load = _sweep(sandbox, n, spent)
             except _Stop as stop:
                 cut = f"not measured beyond N = {len(loads[-1].gas.x)}: {stop}" if loads else f"not measured: {stop}"
                 note = f"{cut}; {note}" if note else cut
@@ -239,9 +241,9 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             search.append(per_search)
             event.append(per_event)
         try:
-            for sweep in range(1, ROUNDS):
+            for _ in range(1, ROUNDS):
                 for k, load in enumerate(loads):
-                    per_search, per_event, also_right, _ = _sweep(sandbox, len(load.gas.x), sweep, spent)
+                    per_search, per_event, also_right, _ = _sweep(sandbox, len(load.gas.x), spent)
                     search[k], event[k] = min(search[k], per_search), min(event[k], per_event)
                     if k == len(loads) - 1:
                         right = right and also_right
@@ -259,8 +261,12 @@ def with_bonus(efficiency: Efficiency, rule: BonusRule | None) -> Efficiency:
         return replace(efficiency, bonus=0.0, bonus_max=0.0)
     # A measurement cut short (its note says why) earns nothing: a flat fit on the small sizes only would reward a
     # code too slow to reach the large ones, and where it is cut depends on the machine's load.
+    # The exponent alone can be had by burning CPU at the smaller sizes (a pad growing like N): CPU time cannot tell
+    # work from waste, so the cost at the largest N must also be near the reference's.
     earned = (efficiency.exponent is not None and efficiency.right_at_largest and not efficiency.note
-              and efficiency.exponent < rule.exponent_below)
+              and efficiency.exponent < rule.exponent_below and bool(efficiency.event_seconds)
+              and bool(efficiency.reference_seconds)
+              and efficiency.event_seconds[-1] <= rule.cost_ratio_below * efficiency.reference_seconds[-1])
     return replace(efficiency, bonus=rule.points if earned else 0.0, bonus_max=rule.points)
 
 

@@ -10,6 +10,7 @@ are not comparable with those of a quiet one; this line says which one a run met
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import time
@@ -49,4 +50,5 @@ def line() -> str:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     print(line())

@@ -322,6 +322,10 @@ def test_functions_that_failed_their_tests_are_not_measured(tmp_path):
 
 def test_the_views_show_the_exponent_and_both_curves():
     assert "N^2.00" in efficiency_view.line(MEASURED) and "right at the largest N" in efficiency_view.line(MEASURED)
+    assert "16 times the reference's cost per event" in efficiency_view.line(MEASURED)
+    five = dataclasses.replace(MEASURED, sizes=(25, 50, 100, 200, 400), event_seconds=(1e-4,) * 5,
+                               reference_seconds=(1e-4,) * 5)
+    assert "for N = 100 to 400" in efficiency_view.line(five)  # the sizes the exponent is fitted over
     svg = efficiency_view.plot_svg(MEASURED)
     assert svg.count("<polyline") == 2 and "grader&#x27;s machine" in svg
     assert "not measured" in efficiency_view.line(Efficiency(note="not measured: x"))

@@ -19,10 +19,16 @@ def line(efficiency: Efficiency) -> str:
     """One line for ``check``: the exponent, the reference's, right or wrong at the largest N, the bonus."""
     if efficiency.exponent is None:
         return f"efficiency: {efficiency.note or 'not measured'}"
-    parts = [f"efficiency: cost per event ~ N^{efficiency.exponent:.2f} for N = {efficiency.sizes[0]} to "
-             f"{efficiency.sizes[-1]}" + (f" (reference ~ N^{efficiency.reference_exponent:.2f})"
-                                          if efficiency.reference_exponent is not None else ""),
+    from grader.grading.efficiency import FIT_SIZES  # the measuring module (numpy, the sandbox): only when needed
+
+    fitted = efficiency.sizes[-FIT_SIZES:]
+    parts = [f"efficiency: cost per event ~ N^{efficiency.exponent:.2f} for N = {fitted[0]} to "
+             f"{fitted[-1]}" + (f" (reference ~ N^{efficiency.reference_exponent:.2f})"
+                                if efficiency.reference_exponent is not None else ""),
              "right at the largest N" if efficiency.right_at_largest else "WRONG answers at the largest N"]
+    if efficiency.event_seconds and efficiency.reference_seconds and efficiency.reference_seconds[-1] > 0:
+        ratio = efficiency.event_seconds[-1] / efficiency.reference_seconds[-1]
+        parts.append(f"at N = {efficiency.sizes[-1]} {ratio:.0f} times the reference's cost per event")
     if efficiency.bonus_max:
         parts.append(f"bonus {efficiency.bonus:g} / {efficiency.bonus_max:g}")
     if efficiency.note:

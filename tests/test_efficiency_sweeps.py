@@ -118,8 +118,9 @@ def update(x, v, R, m, w, indexOld, r, dt, t):
 
 
 @needs_reference
-def test_remembering_answers_earns_no_bonus(tmp_path):
+def test_remembering_answers_earns_no_bonus(tmp_path, monkeypatch: pytest.MonkeyPatch):
     # The search over all pairs, vectorised, with a memo: with repeated inputs it fitted 1.0 and earned the bonus.
+    monkeypatch.setattr(declared, "EFFICIENCY_CALL_SECONDS", 10.0)  # a slow spell must not cut the sizes short
     path = tmp_path / "granularGas.py"
     path.write_text((SUBMISSIONS / "honest_vectorised_pairs.py").read_text() + MEMO)
     graded = efficiency.with_bonus(efficiency.measure(path, sizes=(50, 100, 200, 400)), rubric.BonusRule())
@@ -163,8 +164,9 @@ def update(x, v, R, m, w, indexOld, r, dt, t):
 
 
 @needs_reference
-def test_burning_cpu_at_the_smaller_sizes_earns_no_bonus(tmp_path):
+def test_burning_cpu_at_the_smaller_sizes_earns_no_bonus(tmp_path, monkeypatch: pytest.MonkeyPatch):
     # A helper's attack: the search over all pairs, padded to a cost growing like N, fitted 1.0 and earned 5.
+    monkeypatch.setattr(declared, "EFFICIENCY_CALL_SECONDS", 10.0)  # a slow spell must not cut the sizes short
     path = tmp_path / "granularGas.py"
     path.write_text((SUBMISSIONS / "honest_vectorised_pairs.py").read_text() + PAD)
     measured = efficiency.measure(path, sizes=(100, 200, 400))

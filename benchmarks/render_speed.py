@@ -22,6 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import machine_speed  # noqa: E402 (this folder: the script's own)
+
 from grader.animation import render as animation  # noqa: E402
 from grader.animation.trajectories import Runs, compare, record, reference_step, sandbox_step  # noqa: E402
 from grader.sandbox.client import Sandbox  # noqa: E402
@@ -40,6 +42,7 @@ def main() -> None:
     chosen = animation.scenario("gas", grains=args.grains, duration=args.duration).with_(dt=args.dt)
     frames = int(round(args.duration / args.dt)) + 1
     print(f"{args.grains} grains, {args.duration:g} s simulated, {frames} frames")
+    print(machine_speed.line())
 
     short = chosen.with_(duration=args.student_duration)
     started = time.perf_counter()
@@ -66,6 +69,7 @@ def main() -> None:
           f"{per_frame * (frames - 1) / 60:.0f} min for the whole run")
     if student.error:
         print(f"the student's run stopped {student.error}")
+    print(machine_speed.line())
 
 
 if __name__ == "__main__":

@@ -200,6 +200,13 @@ def test_a_gradescope_bundle_carries_the_rubrics_bonus(tmp_path):
     plain = gradescope.settings_from("visible", None)
     written.write_text(course_settings.to_toml(plain))
     assert plain.bonus is None and course_settings.load(written).bonus is None
+    # The bonus's cost bar is a multiple of the compiled engine's cost: a bundle with a bonus installs numba.
+    import zipfile
+
+    for settings, numba in ((built, True), (plain, False)):
+        bundle = gradescope.build_bundle(tmp_path / "bundle.zip", settings)
+        with zipfile.ZipFile(bundle) as opened:
+            assert ("numba" in opened.read("requirements.txt").decode()) is numba
 
 
 def test_a_file_of_constants_earns_no_bonus_and_no_points_from_the_new_options(tmp_path, capsys):

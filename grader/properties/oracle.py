@@ -37,6 +37,13 @@ def available() -> bool:
     return _found(REFERENCE_MODULE)
 
 
+def engine_compiled() -> bool:
+    """True when large gases' updates go to the numba-compiled engine (the efficiency bonus's cost bar needs it)."""
+    if not (_found("numba") and _found(ENGINE_MODULE)):
+        return False
+    return bool(getattr(importlib.import_module(ENGINE_MODULE), "COMPILED", False))
+
+
 def vectorised() -> types.ModuleType:
     """The vectorised reference itself: the same answers on every machine, numba or not."""
     return importlib.import_module(REFERENCE_MODULE)

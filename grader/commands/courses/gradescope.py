@@ -134,7 +134,8 @@ def build_bundle(out: Path, settings: GradingSettings) -> Path:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
         _executable(bundle, "run_autograder", RUN_AUTOGRADER)
         _executable(bundle, "setup.sh", SETUP_SH)
-        bundle.writestr("requirements.txt", REQUIREMENTS)
+        # The efficiency bonus's cost bar is a multiple of the compiled reference engine's cost (efficiency.py).
+        bundle.writestr("requirements.txt", REQUIREMENTS + ("numba>=0.59\n" if settings.bonus is not None else ""))
         bundle.writestr("README.txt", README)
         bundle.writestr(course_settings.SETTINGS_FILE, course_settings.to_toml(settings))
         for package in ("grader", "reference"):

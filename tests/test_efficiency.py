@@ -67,9 +67,9 @@ def test_the_bonus_needs_a_low_exponent_and_right_answers():
     assert efficiency.with_bonus(dataclasses.replace(fast, right_at_largest=False), rule).bonus == 0
     assert efficiency.with_bonus(Efficiency(note="not measured"), rule).bonus == 0
     # Padded: CPU burnt at the smaller sizes flattens the fit, but the cost at the largest N stays the search's.
-    padded = dataclasses.replace(fast, event_seconds=(2e-3, 4e-3, 8e-3))
+    padded = dataclasses.replace(fast, event_seconds=(4e-3, 8e-3, 1.6e-2))
     assert efficiency.fit_exponent(padded.sizes, padded.event_seconds) == pytest.approx(1.0)
-    assert 8e-3 > rule.cost_ratio_below * padded.reference_seconds[-1]
+    assert 1.6e-2 > rule.cost_ratio_below * padded.reference_seconds[-1]
     assert efficiency.with_bonus(padded, rule).bonus == 0
     assert efficiency.with_bonus(dataclasses.replace(padded, event_seconds=(1e-4, 2e-4, 4e-4)), rule).bonus == 5
     # Cut short: the small sizes alone fit flat, and where a cut falls depends on the machine's load.

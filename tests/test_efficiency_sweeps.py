@@ -89,7 +89,7 @@ def test_a_box_knows_whether_its_child_has_a_pid_namespace_of_its_own(tmp_path):
 
 @needs_reference
 def test_without_the_compiled_engine_the_cost_is_shown_but_earns_no_bonus(monkeypatch: pytest.MonkeyPatch):
-    # The Python reference is some 250 times slower at N = 400: a bar of 50 times its cost would let padding through.
+    # The Python reference is some 250 times slower at N = 400: a bar of 100 times its cost would let padding through.
     monkeypatch.setattr(efficiency, "Sandbox", lambda *args, **kwargs: _Recorder())
     monkeypatch.setattr(efficiency.oracle, "engine_compiled", lambda: False)
     measured = efficiency.measure("granularGas.py", sizes=(25, 50, 100))

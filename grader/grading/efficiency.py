@@ -234,7 +234,7 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             # counted until the count is back (processes.CpuMeter never goes backwards): a cheap sweep for free.
             note = NO_PID_NAMESPACE
         elif not oracle.engine_compiled():
-            # The Python reference is some 250 times slower at N = 400: a bar of 50 times it lets padding through.
+            # The Python reference is some 250 times slower at N = 400: a bar of 100 times it lets padding through.
             note = NOT_COMPILED
         for n in sizes:
             try:

@@ -74,7 +74,7 @@ class BonusRule:
     in_gradescope_score: bool = False
     #: The search over all pairs, vectorised, costs about 340 times the reference per event at N = 400 (sandbox
     #: against grader, numba compiled); a pad that flattens the exponent only adds to that.
-    cost_ratio_below: float = 50.0
+    cost_ratio_below: float = 100.0
 
 
 def load_bonus(path: str | Path | None) -> BonusRule | None:

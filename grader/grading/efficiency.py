@@ -201,13 +201,15 @@ def _update_right(load: Workload, returned: object) -> bool:
             and sorted(np.asarray(old).astype(int).tolist()) == sorted(np.asarray(rold).astype(int).tolist()))
 
 
-def _sweep(sandbox: Sandbox, n: int, spent: list[float]) -> tuple[float, float, bool, Workload]:
-    """One sweep's timing at N = n, each call on a gas of its own: (search CPU, CPU per event, both right, the
-    update's workload)."""
+def _sweep(sandbox: Sandbox, n: int, spent: list[float]) -> tuple[float, float, float, bool]:
+    """One sweep's timing at N = n, each call on a gas of its own: (search CPU, CPU per event, the reference's CPU
+    per event on the same gas right after, both answers right). Timed at the same moment, the submission and the
+    reference meet the same spell of the machine more often: their ratio is the bonus's cost bar."""
     searched_on, load = search_load(n, gas_seed()), workload(n, gas_seed())
     search, searched = _timed(sandbox, "minimum_contact_time", search_args(searched_on), spent)
     update, updated = _timed(sandbox, "update", update_args(load), spent)
-    return search, update / (EVENTS + 1), _search_right(searched_on, searched) and _update_right(load, updated), load
+    right = _search_right(searched_on, searched) and _update_right(load, updated)
+    return search, update / (EVENTS + 1), reference_seconds(load), right
 
 
 def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] = (),
@@ -222,9 +224,10 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
         return Efficiency(note="not measured: the reference solution is not installed")
     box = replace(limits, call_seconds=min(limits.call_seconds, declared.EFFICIENCY_CALL_SECONDS),
                   function_seconds=declared.EFFICIENCY_SECONDS)
-    loads: list[Workload] = []
+    ns: list[int] = []
     event: list[float] = []
     search: list[float] = []
+    reference: list[float] = []
     right, note, spent = False, "", [0.0]
     with Sandbox(path, box, hide) as sandbox:
         if sandbox.import_failure is not None:
@@ -238,30 +241,31 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             note = NOT_COMPILED
         for n in sizes:
             try:
-                per_search, per_event, right, load = _sweep(sandbox, n, spent)
+                per_search, per_event, per_reference, right = _sweep(sandbox, n, spent)
             except _Stop as stop:
-                cut = f"not measured beyond N = {len(loads[-1].gas.x)}: {stop}" if loads else f"not measured: {stop}"
-                note = f"{cut}; {note}" if note and loads else cut
+                cut = f"not measured beyond N = {ns[-1]}: {stop}" if ns else f"not measured: {stop}"
+                note = f"{cut}; {note}" if note and ns else cut
                 break
-            loads.append(load)
+            ns.append(n)
             search.append(per_search)
             event.append(per_event)
+            reference.append(per_reference)
         try:
             for _ in range(1, ROUNDS):
-                for k, load in enumerate(loads):
-                    per_search, per_event, also_right, _ = _sweep(sandbox, len(load.gas.x), spent)
+                for k, n in enumerate(ns):
+                    per_search, per_event, per_reference, also_right = _sweep(sandbox, n, spent)
                     search[k], event[k] = min(search[k], per_search), min(event[k], per_event)
-                    if k == len(loads) - 1:
+                    reference[k] = min(reference[k], per_reference)
+                    if k == len(ns) - 1:
                         right = right and also_right
         except _Stop as stop:
             # The sizes stay measured and the sweeps done so far count, but fail closed: no bonus on a measurement
             # whose later sweep stopped (a call that passed its limit there may have answered nothing).
             note = f"{note}; a later sweep stopped: {stop}" if note else f"measured, but no bonus: a later sweep " \
                                                                         f"stopped: {stop}"
-    ns = tuple(len(load.gas.x) for load in loads)
-    reference = [reference_seconds(load) for load in loads]
-    return Efficiency(ns, tuple(event), tuple(search), tuple(reference), growth(ns, event), growth(ns, search),
-                      growth(ns, reference), right, note)
+    sizes_done = tuple(ns)
+    return Efficiency(sizes_done, tuple(event), tuple(search), tuple(reference), growth(sizes_done, event),
+                      growth(sizes_done, search), growth(sizes_done, reference), right, note)
 
 
 def with_bonus(efficiency: Efficiency, rule: BonusRule | None) -> Efficiency:

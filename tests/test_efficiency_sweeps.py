@@ -258,17 +258,28 @@ def efficient_submission() -> str:
 
 @needs_reference
 def test_an_efficient_file_earns_the_bonus(tmp_path):
-    # The bars must be within reach: candidate pairs kept between events, O(N) per event (0.3-0.9, 13-44 times the
-    # reference at N = 400 measured, quiet or with two CPU hogs); the search over all pairs is 2.2 and 390 times.
+    """check --efficiency with the default [bonus] on an efficient file: every point, and the bonus. The bars must
+    be within reach: candidate pairs kept between events, O(N) per event, fits 0.3-0.9 at 13-44 times the reference
+    at N = 400 (measured quiet or with two CPU hogs), where the search over all pairs fits 2.2 at about 390 times."""
+    import json
+
+    from grader.commands import cli
+
     if not oracle.engine_compiled():
         pytest.skip("the reference engine is not compiled here (numba): no bonus is granted")
     if not any(p.startswith("own process namespace") for p in isolation.probe().protections):
         pytest.skip("bubblewrap cannot start here: no bonus is granted")
-    rule = rubric.BonusRule()
     path = tmp_path / "granularGas.py"
     path.write_text(efficient_submission())
-    graded = efficiency.with_bonus(efficiency.measure(path), rule)
-    assert graded.sizes == efficiency.SIZES and graded.note == "" and graded.right_at_largest
-    assert graded.exponent is not None and graded.exponent < rule.exponent_below
-    assert graded.event_seconds[-1] < rule.cost_ratio_below * graded.reference_seconds[-1]
-    assert graded.bonus == rule.points
+    rubric_file = tmp_path / "rubric.toml"
+    points = "".join(f"{name} = {value}\n" for name, value in rubric.default_points().items())
+    rubric_file.write_text(f"[points]\n{points}[bonus]\n")
+    out = tmp_path / "results.json"
+    assert cli.main(["check", str(path), "--efficiency", "--rubric", str(rubric_file), "--json", str(out),
+                     "--quiet"]) == 0
+    written = json.loads(out.read_text())
+    assert written["score"] == written["max_score"] > 0
+    measured, rule = written["extra_data"]["efficiency"], rubric.BonusRule()
+    assert measured["note"] == "" and measured["right_at_largest"] and measured["exponent"] < rule.exponent_below
+    assert measured["event_seconds"][-1] < rule.cost_ratio_below * measured["reference_seconds"][-1]
+    assert written["extra_data"]["bonus"] == rule.points

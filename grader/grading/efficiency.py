@@ -201,15 +201,13 @@ def _update_right(load: Workload, returned: object) -> bool:
             and sorted(np.asarray(old).astype(int).tolist()) == sorted(np.asarray(rold).astype(int).tolist()))
 
 
-def _sweep(sandbox: Sandbox, n: int, spent: list[float]) -> tuple[float, float, float, bool]:
-    """One sweep's timing at N = n, each call on a gas of its own: (search CPU, CPU per event, the reference's CPU
-    per event on the same gas right after, both answers right). Timed at the same moment, the submission and the
-    reference meet the same spell of the machine more often: their ratio is the bonus's cost bar."""
+def _sweep(sandbox: Sandbox, n: int, spent: list[float]) -> tuple[float, float, bool, Workload]:
+    """One sweep's timing at N = n, each call on a gas of its own: (search CPU, CPU per event, both answers right,
+    the update's workload)."""
     searched_on, load = search_load(n, gas_seed()), workload(n, gas_seed())
     search, searched = _timed(sandbox, "minimum_contact_time", search_args(searched_on), spent)
     update, updated = _timed(sandbox, "update", update_args(load), spent)
-    right = _search_right(searched_on, searched) and _update_right(load, updated)
-    return search, update / (EVENTS + 1), reference_seconds(load), right
+    return search, update / (EVENTS + 1), _search_right(searched_on, searched) and _update_right(load, updated), load
 
 
 def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] = (),
@@ -227,7 +225,7 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
     ns: list[int] = []
     event: list[float] = []
     search: list[float] = []
-    reference: list[float] = []
+    timed: list[list[Workload]] = []  # per size, the gases the submission's update was timed on
     right, note, spent = False, "", [0.0]
     with Sandbox(path, box, hide) as sandbox:
         if sandbox.import_failure is not None:
@@ -241,7 +239,7 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             note = NOT_COMPILED
         for n in sizes:
             try:
-                per_search, per_event, per_reference, right = _sweep(sandbox, n, spent)
+                per_search, per_event, right, load = _sweep(sandbox, n, spent)
             except _Stop as stop:
                 cut = f"not measured beyond N = {ns[-1]}: {stop}" if ns else f"not measured: {stop}"
                 note = f"{cut}; {note}" if note and ns else cut
@@ -249,13 +247,13 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             ns.append(n)
             search.append(per_search)
             event.append(per_event)
-            reference.append(per_reference)
+            timed.append([load])
         try:
             for _ in range(1, ROUNDS):
                 for k, n in enumerate(ns):
-                    per_search, per_event, per_reference, also_right = _sweep(sandbox, n, spent)
+                    per_search, per_event, also_right, load = _sweep(sandbox, n, spent)
                     search[k], event[k] = min(search[k], per_search), min(event[k], per_event)
-                    reference[k] = min(reference[k], per_reference)
+                    timed[k].append(load)
                     if k == len(ns) - 1:
                         right = right and also_right
         except _Stop as stop:
@@ -264,6 +262,9 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             note = f"{note}; a later sweep stopped: {stop}" if note else f"measured, but no bonus: a later sweep " \
                                                                         f"stopped: {stop}"
     sizes_done = tuple(ns)
+    # The reference is timed once the submission's processes are gone (they could otherwise load the machine while
+    # it runs), on the same gases, the cheapest per size.
+    reference = [min(reference_seconds(load) for load in loads) for loads in timed]
     return Efficiency(sizes_done, tuple(event), tuple(search), tuple(reference), growth(sizes_done, event),
                       growth(sizes_done, search), growth(sizes_done, reference), right, note)
 

@@ -116,8 +116,9 @@ def page(student: str, results: Results, source: str = "", gif: bytes | None = N
                     "</details>")
     if source:
         sha = results.provenance.sha256 if results.provenance is not None else ""
-        body.append(f"<details><summary>The file that was graded (sha256 {escape(sha[:12])})"
-                    f"</summary><pre>{escape(source)}</pre></details>")
+        named = f" (sha256 {escape(sha[:12])})" if sha else ""  # check's results name no file digest
+        body.append(f"<details><summary>The file that was graded{named}</summary><pre>{escape(source)}</pre>"
+                    "</details>")
     if results.protections or results.weaknesses:
         items = "".join(f"<li>{escape(p)}</li>" for p in results.protections)
         items += "".join(f"<li>not in force: {escape(p)}</li>" for p in results.weaknesses)

@@ -217,26 +217,21 @@ def test_burning_cpu_at_the_smaller_sizes_earns_no_bonus(tmp_path, monkeypatch: 
     assert graded.exponent is not None and graded.exponent < 1.5
 
 
-class _SlowSpell:
-    """A stand-in sandbox whose calls cost ``base * N^2`` CPU seconds, and twice that at N = ``slow`` during the
-    first sweep (this machine's CPUs run at half speed for seconds at a time)."""
+class _SlowSpell(_Recorder):
+    """The stand-in sandbox with calls twice as dear at N = ``slow`` during the first sweep (this machine's CPUs run
+    at half speed for seconds at a time)."""
 
     def __init__(self, slow: int) -> None:
-        self.slow, self.calls, self.import_failure = slow, [], None
-        self.box = types.SimpleNamespace(own_pid_namespace=True)
-
-    def __enter__(self) -> _SlowSpell:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
+        super().__init__()
+        self.slow, self.calls = slow, []
 
     def call(self, name: str, *args: object, record: int = 0) -> object:
         n = len(args[0])  # type: ignore[arg-type]
         self.calls.append((name, n))
-        first_sweep = sum(1 for _, m in self.calls if m == n) <= 2
-        spell = 2.0 if n == self.slow and first_sweep else 1.0
-        return types.SimpleNamespace(cpu_seconds=spell * 1e-6 * n ** 2, value=None, args_after=())
+        returned = super().call(name, *args, record=record)
+        if n == self.slow and sum(1 for _, m in self.calls if m == n) <= 2:  # the first sweep's search and update
+            returned.cpu_seconds *= 2.0  # type: ignore[attr-defined]
+        return returned
 
 
 @needs_reference

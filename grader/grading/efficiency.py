@@ -45,9 +45,9 @@ from grader.spec.limits import Limits
 from grader.spec.rubric import BonusRule
 from grader.spec.scenarios import Scenario, random_gas
 
-#: The gases measured, smallest first; their packing, and the seed of workload()'s default gas (measure draws its own).
+#: The gases measured, smallest first, and their packing (their seeds are drawn afresh: gas_seed).
 SIZES: tuple[int, ...] = (25, 50, 100, 200, 400)
-SEED, PACKING = 14, 0.15
+PACKING = 0.15
 #: Contacts inside the dt given to each timed update.
 EVENTS = 8
 #: The note of a measurement that earns no bonus, being made without a pid namespace (see measure).
@@ -103,14 +103,14 @@ def gas_seed() -> int:
     return secrets.randbits(32)
 
 
-def search_load(n: int, seed: int = SEED) -> SearchLoad:
+def search_load(n: int, seed: int) -> SearchLoad:
     """The gas of n grains and the reference's search from rest (grader side)."""
     gas = random_gas(n=n, seed=seed, packing=PACKING)
     tc, index = oracle.reference().minimum_contact_time(gas.x, gas.v, gas.R, gas.w, gas.fresh_index())
     return SearchLoad(gas, (float(tc), np.asarray(index)))
 
 
-def workload(n: int, seed: int = SEED) -> Workload:
+def workload(n: int, seed: int) -> Workload:
     """The gas of n grains, and the dt halfway between its EVENTS-th and next contact (reference, grader side)."""
     ref = oracle.reference()
     gas = random_gas(n=n, seed=seed, packing=PACKING)
@@ -201,13 +201,24 @@ def _update_right(load: Workload, returned: object) -> bool:
             and sorted(np.asarray(old).astype(int).tolist()) == sorted(np.asarray(rold).astype(int).tolist()))
 
 
-def _sweep(sandbox: Sandbox, n: int, spent: list[float]) -> tuple[float, float, bool, Workload]:
-    """One sweep's timing at N = n, each call on a gas of its own: (search CPU, CPU per event, both answers right,
-    the update's workload)."""
+@dataclass(frozen=True)
+class _Sweep:
+    """One sweep's timing at one N: the search's CPU, the update's CPU per event, whether both answers were right,
+    and the update's workload (the reference is timed on it afterwards)."""
+
+    search: float
+    event: float
+    right: bool
+    load: Workload
+
+
+def _sweep(sandbox: Sandbox, n: int, spent: list[float]) -> _Sweep:
+    """One sweep's timing at N = n, each call on a gas of its own."""
     searched_on, load = search_load(n, gas_seed()), workload(n, gas_seed())
     search, searched = _timed(sandbox, "minimum_contact_time", search_args(searched_on), spent)
     update, updated = _timed(sandbox, "update", update_args(load), spent)
-    return search, update / (EVENTS + 1), _search_right(searched_on, searched) and _update_right(load, updated), load
+    return _Sweep(search, update / (EVENTS + 1), _search_right(searched_on, searched) and _update_right(load, updated),
+                  load)
 
 
 def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] = (),
@@ -222,11 +233,8 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
         return Efficiency(note="not measured: the reference solution is not installed")
     box = replace(limits, call_seconds=min(limits.call_seconds, declared.EFFICIENCY_CALL_SECONDS),
                   function_seconds=declared.EFFICIENCY_SECONDS)
-    ns: list[int] = []
-    event: list[float] = []
-    search: list[float] = []
-    timed: list[list[Workload]] = []  # per size, the gases the submission's update was timed on
-    right, note, spent = False, "", [0.0]
+    sweeps: list[list[_Sweep]] = []  # per size reached, its sweeps
+    note, spent = "", [0.0]
     with Sandbox(path, box, hide) as sandbox:
         if sandbox.import_failure is not None:
             return Efficiency(note="not measured: granularGas.py could not be imported")
@@ -239,34 +247,29 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
             note = NOT_COMPILED
         for n in sizes:
             try:
-                per_search, per_event, right, load = _sweep(sandbox, n, spent)
+                sweeps.append([_sweep(sandbox, n, spent)])
             except _Stop as stop:
-                cut = f"not measured beyond N = {ns[-1]}: {stop}" if ns else f"not measured: {stop}"
-                note = f"{cut}; {note}" if note and ns else cut
+                cut = f"not measured beyond N = {sizes[len(sweeps) - 1]}: {stop}" if sweeps else f"not measured: {stop}"
+                note = f"{cut}; {note}" if note and sweeps else cut
                 break
-            ns.append(n)
-            search.append(per_search)
-            event.append(per_event)
-            timed.append([load])
+        ns = sizes[:len(sweeps)]
         try:
             for _ in range(1, ROUNDS):
-                for k, n in enumerate(ns):
-                    per_search, per_event, also_right, load = _sweep(sandbox, n, spent)
-                    search[k], event[k] = min(search[k], per_search), min(event[k], per_event)
-                    timed[k].append(load)
-                    if k == len(ns) - 1:
-                        right = right and also_right
+                for n, done in zip(ns, sweeps):
+                    done.append(_sweep(sandbox, n, spent))
         except _Stop as stop:
             # The sizes stay measured and the sweeps done so far count, but fail closed: no bonus on a measurement
             # whose later sweep stopped (a call that passed its limit there may have answered nothing).
             note = f"{note}; a later sweep stopped: {stop}" if note else f"measured, but no bonus: a later sweep " \
                                                                         f"stopped: {stop}"
-    sizes_done = tuple(ns)
+    search = [min(one.search for one in done) for done in sweeps]
+    event = [min(one.event for one in done) for done in sweeps]
     # The reference is timed once the submission's processes are gone (they could otherwise load the machine while
     # it runs), on the same gases, the cheapest per size.
-    reference = [min(reference_seconds(load) for load in loads) for loads in timed]
-    return Efficiency(sizes_done, tuple(event), tuple(search), tuple(reference), growth(sizes_done, event),
-                      growth(sizes_done, search), growth(sizes_done, reference), right, note)
+    reference = [min(reference_seconds(one.load) for one in done) for done in sweeps]
+    right = bool(sweeps) and all(one.right for one in sweeps[-1])
+    return Efficiency(ns, tuple(event), tuple(search), tuple(reference), growth(ns, event), growth(ns, search),
+                      growth(ns, reference), right, note)
 
 
 def with_bonus(efficiency: Efficiency, rule: BonusRule | None) -> Efficiency:

@@ -144,7 +144,7 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
 
 
 def _weaknesses(mode: Mode, why: str, readable: Sequence[str]) -> list[str]:
-    if mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER):
+    if mode in _BWRAP_MODES:
         return []
     out = [f"no namespaces: {why}; it sees every file of the machine that other users may read",
            "network is open", "a process it leaves behind is found only by its uid" if mode is Mode.PLAIN_ROOT
@@ -172,7 +172,7 @@ def _probe(namespaces: bool, hide: tuple[Path, ...], uid: int | None = None,
         readable = host.readable_as(uid or host.uid_of(host.SLOTS - 1), [*tree.secrets(), *hide])
     weak = _weaknesses(mode, why, readable)
     probe_uid = uid or host.uid_of(host.SLOTS - 1)
-    strong = mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER) or (
+    strong = mode in _BWRAP_MODES or (
         mode is Mode.PLAIN_ROOT and not readable and host.interpreter_usable(probe_uid))
     return Probe(strong, tuple(_protections(mode, uid, limits)), tuple(weak))
 
@@ -284,7 +284,7 @@ class Box:
         for name in ("stdout", "stderr"):
             (self.root / "out" / name).touch(mode=0o600)
         self.probe = _probe(self.limits.namespaces, hide, self.uid, self.limits)
-        if self.mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER):
+        if self.mode in _BWRAP_MODES:
             self.tree = tree.box_tree(tuple(p.resolve() for p in hide))
             self.submission_inside, self.child_inside = f"/box/{spec.FILE_NAME}", "/box/child.py"
             self.site_inside, self.work_inside = self.tree.site, WORK_INSIDE
@@ -306,7 +306,7 @@ class Box:
         """Start ``<python> -I -S <child_inside> *child_args`` fenced in; returns the outermost process."""
         if self._closed:
             raise SandboxFault("Box.popen after close(): open a new Box")
-        bwrap = self.mode in (Mode.BWRAP_ROOT, Mode.BWRAP_USER)
+        bwrap = self.mode in _BWRAP_MODES
         if bwrap:
             files = self.tree
             prefix = _bwrap_argv(self.mode, files, self.root / spec.FILE_NAME, self.root / "child.py",

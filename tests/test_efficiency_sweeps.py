@@ -278,3 +278,24 @@ def test_an_efficient_file_earns_the_bonus(tmp_path):
     assert measured["note"] == "" and measured["right_at_largest"] and measured["exponent"] < rule.exponent_below
     assert measured["event_seconds"][-1] < rule.cost_ratio_below * measured["reference_seconds"][-1]
     assert written["extra_data"]["bonus"] == rule.points
+
+
+@needs_reference
+def test_what_a_failing_call_says_reaches_the_page_bounded_and_escaped(tmp_path):
+    # The submission writes the exception; the note quotes it, in the check line and on the feedback page.
+    from grader.grading.results import Results
+    from grader.reports import feedback
+
+    source = (SUBMISSIONS / "honest_vectorised_pairs.py").read_text() + (
+        "\n\n_update = update\n\n\ndef update(x, v, R, m, w, indexOld, r, dt, t):\n"
+        "    if len(x) > 25:\n        raise ValueError('<script>alert(1)</script>' + 'x' * 1_000_000)\n"
+        "    return _update(x, v, R, m, w, indexOld, r, dt, t)\n")
+    path = tmp_path / "granularGas.py"
+    path.write_text(source)
+    measured = efficiency.measure(path, sizes=(25, 50))
+    assert measured.sizes == (25,) and "not measured beyond N = 25" in measured.note
+    assert "<script>alert(1)</script>" in measured.note and len(measured.note) < 400
+    results = Results("granularGas.py", 100.0, 100.0, (), "graded", None, True, (), (), False, "", 1.0, ())
+    page = feedback.page("ann", results.with_efficiency(measured))
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "xxxxxxxxxx" * 50 not in page

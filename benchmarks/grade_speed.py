@@ -6,8 +6,10 @@ failing one with its feedback animation).
 Each run grades in a fresh process, as a batch worker does (grading.runner.grade_file, then for a failing file the
 feedback animation and page), and measures every phase: the grader's own CPU, the CPU of the sandbox's processes
 (the submission's calls and the child's work around them), and the wall time. Medians over the runs are printed.
-By default: the two correct variants of the test corpus and two single-bug mutations of them. The case cache is
-warmed first (it is drawn once per grader version); ``--cold`` also times the drawing.
+By default: the two correct variants of the test corpus and two single-bug mutations of them. The grading uses a
+cache folder of its own. The case cache is warmed first (it is drawn once per grader version); ``--cold`` also
+times the drawing. A failing file is measured twice: as the first file that fails that way (no kept search,
+grader.grading.paths) and as one whose failures were met before (its searches kept by an earlier grading).
 """
 
 from __future__ import annotations
@@ -159,21 +161,22 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         chosen = [(str(f), f) for f in args.files] or submissions(Path(tmp))
-        if args.cold:
-            os.environ["GRANULAR_CACHE_DIR"] = str(Path(tmp) / "cold")
-        else:
+        cache = Path(tmp) / "cache"
+        os.environ["GRANULAR_CACHE_DIR"] = str(cache)
+        if not args.cold:
             measure(chosen[0][1])  # the cache of drawn cases, as every grading after the first finds it
         print(machine_speed.line())
         for label, path in chosen:
             runs = []
             for _ in range(args.runs):
-                if args.cold:
-                    for kept in (Path(tmp) / "cold").glob("*"):
-                        kept.unlink()
+                for kept in cache.glob("*" if args.cold else "paths-*"):
+                    kept.unlink()
                 runs.append(measure(path))
-            report(label, runs)
+            failing = any("feedback animation" in r for r in runs)
+            report(f"{label}{', first failing that way' if failing else ''}", runs)
+            if failing:  # the searches of the last run are kept: graded again, it walks them
+                report(f"{label}, failures met before", [measure(path) for _ in range(args.runs)])
         print(machine_speed.line())
-
 
 if __name__ == "__main__":
     main()

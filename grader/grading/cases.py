@@ -67,7 +67,7 @@ def _hypothesis_version() -> str:
     return hypothesis.__version__
 
 
-class _CaseUnpickler(pickle.Unpickler):
+class CaseUnpickler(pickle.Unpickler):
     """Rebuilds numpy arrays and the properties' case dataclasses; refuses every other global."""
 
     def find_class(self, module: str, name: str) -> type:
@@ -122,7 +122,7 @@ def hypothesis_settings(examples: int) -> settings:
 
 def load_case(blob: bytes) -> object:
     """A fresh copy of a kept case (a property may change what it is given)."""
-    return _CaseUnpickler(io.BytesIO(blob)).load()
+    return CaseUnpickler(io.BytesIO(blob)).load()
 
 
 def case_key(case: object) -> bytes:
@@ -203,7 +203,7 @@ def _read(path: Path) -> dict[str, list[bytes]]:
     """The kept cases, or nothing if the file is absent or not a book of cases."""
     try:
         with open(path, "rb") as stream:
-            book = _CaseUnpickler(stream).load()
+            book = CaseUnpickler(stream).load()
     except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
         return {}
     if not (isinstance(book, dict) and all(isinstance(k, str) and isinstance(v, list)

@@ -22,6 +22,7 @@ from grader import spec
 from grader.errors import IsolationTooWeak, UsageError
 from grader.grading.cases import CaseBook
 from grader.grading.causes import NO_IMPORT, Cause
+from grader.grading.paths import SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, TIMEOUT, GradeReport, TestResult
 from grader.grading.search import run_property
 from grader.properties import oracle
@@ -144,8 +145,9 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     results: list[TestResult] = []
     failed_items: set[str] = set()
     with Sandbox(path, options.limits, options.hide) as sandbox:
-        book = (None if sandbox.import_failure is not None
-                else CaseBook.drawn(properties, on_disk=cases_on_disk(probe.strong, hidden)))
+        on_disk = cases_on_disk(probe.strong, hidden)
+        book = None if sandbox.import_failure is not None else CaseBook.drawn(properties, on_disk=on_disk)
+        paths = SearchPaths.kept(on_disk)
         for prop in sorted(properties, key=lambda p: order[p.item]):
             weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()
@@ -155,7 +157,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
                 outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
             else:
                 outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
-                                                              book.replay(prop))
+                                                              book.replay(prop), paths)
             if outcome != PASSED:
                 failed_items.add(prop.item)
             results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",

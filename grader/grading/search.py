@@ -8,6 +8,7 @@ aside; a timeout or a crash ends the search of its property only.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from grader.grading import audit
 from grader.grading.cases import case_key, draw_without_local_constants, hypothesis_settings
 from grader.grading.causes import Cause, cause_of, wrong_helper
+from grader.grading.paths import Call, SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT
 from grader.grading.snippets import snippet
 from grader.properties import oracle
@@ -131,16 +133,24 @@ class Search:
         self.smallest: Any = None
         self.known = known or {}
         self.seen: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
+        self.calls: list[Call] = []  # every call, in order, with its answer (grader.grading.paths)
+        self.started = 0.0  # when find started (time.monotonic)
 
     def __call__(self, case: Any, key: bytes | None = None) -> bool:
         """Whether the case fails; key: its case_key, if known already."""
+        key = case_key(case) if key is None else key
+        self.calls.append(Call(key, None))
+        failed = self._answer(case, key)
+        self.calls[-1].failed = failed
+        return failed
+
+    def _answer(self, case: Any, key: bytes) -> bool:
         if self.shrinking:
             self.shrinking += 1
             if self.shrinking > self.prop.shrink_cases:
                 raise _Abort  # the smallest failing case so far is the one reported
         if self.stopped:
             raise _Abort
-        key = case_key(case) if key is None else key
         verdict = self.known.get(key) or self._verify(case)
         self.seen[key] = verdict
         kind, spoiled = verdict
@@ -181,13 +191,15 @@ Verdict = tuple[str, str, str, Cause | None]
 
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
-                 replay: Iterable[tuple[bytes, Any]] | None = None) -> Verdict:
+                 replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None) -> Verdict:
     """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
     case that rests on a wrong answer of one of them is set aside.
     replay: (key, case) of the cases ``find`` draws for this property (CaseBook.replay), tried first; Hypothesis
     searches only if one of them fails, and then meets the replayed ones again without calling the child.
+    paths: the kept searches of failing files (grader.grading.paths): a search that follows one of them ends
+    without Hypothesis; one that leaves them runs ``find`` and is kept.
     """
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
     if replay is not None:
@@ -198,24 +210,59 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         except _Abort:
             return _stopped(replayed, replayed.stopped[0])
         known = replayed.seen
+    if paths is not None:
+        walked = Search(sandbox, prop, suspects, known)
+        try:
+            if paths.tree(prop).walk(walked):
+                return _ended(walked)
+        except _Abort:
+            return _ended(walked)
+        known = {**known, **walked.seen}
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
     draw_without_local_constants()
     search = Search(sandbox, prop, suspects, known)
+    search.started = time.monotonic()
     try:
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
+        _keep(paths, prop, search, ended=True)
         return _verdict_without_failure(prop, search.tally)
     except _Abort:
-        if search.stopped:
-            return _stopped(search, search.stopped[0])
-        smallest = search.smallest
+        _keep(paths, prop, search, ended=False)
+        return _ended(search)
     except Flaky:
         return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
                         "(does the function keep state between calls, or use randomness?)"), "", None
+    if search.shrinking and case_key(smallest) == case_key(search.smallest):
+        _keep(paths, prop, search, ended=True)  # a walk of this path reports search.smallest: the same case
+    return _ended(search, smallest)
+
+
+#: A search that took longer is not kept: Hypothesis stops shrinking after five minutes of wall time (the one clock
+#: its search reads with our settings), so past that its path would depend on more than the answers.
+KEEP_WITHIN_SECONDS = 60.0
+
+
+def _keep(paths: SearchPaths | None, prop: Property, search: Search, ended: bool) -> None:
+    if paths is not None and time.monotonic() - search.started < KEEP_WITHIN_SECONDS:
+        paths.add(prop, search.calls, ended)
+
+
+#: No case given: the smallest is the last that failed (a case may be None itself: a property of a fixed scenario).
+_LAST_FAILED = object()
+
+
+def _ended(search: Search, smallest: Any = _LAST_FAILED) -> Verdict:
+    """The verdict of a search that ended (``find`` returned ``smallest``, or the search stopped it, or a walk of
+    a kept search ended: then the smallest case is the last that failed, if any did)."""
     if search.stopped:
         return _stopped(search, search.stopped[0])
+    if smallest is _LAST_FAILED:
+        if not search.shrinking:
+            return _verdict_without_failure(search.prop, search.tally)
+        smallest = search.smallest
     return _failure_of(search, smallest) or (
         FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None)
 

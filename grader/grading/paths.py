@@ -1,0 +1,189 @@
+"""The searches of failing properties, kept: the next file that fails the same way is searched without Hypothesis.
+
+With derandomized settings and no example database, ``find`` is a pure function of what its condition answers:
+which case it tries next depends only on whether the cases before failed. So one property's searches form a tree:
+a node is a case ``find`` gave the condition, with an edge for "it held" and one for "it failed", each leading to
+the next case ``find`` gave, or to the end of the search. A search that walks a path already in the tree calls the
+submission on the same cases, in the same order, and ends where ``find`` would: same counts, same smallest case,
+same report, without drawing or shrinking (most of a failing file's grading: Hypothesis's own work, two thirds of it
+on candidates that never reach the condition). Where the walk leaves the tree, ``find`` runs as before (the cases
+already tried are answered from the walk, not asked again) and its path is added.
+
+Paths are only added when nothing but the answers can have steered the search: ``find`` ended normally or by the
+search's own stop (grader.grading.search._Abort), every case kept loads back, and the smallest case ``find`` gave is
+the last one that failed (the walk reports that one). The tree is kept beside the drawn cases (same private folder,
+same version key, same allow-listed unpickler, same rule: not under weak isolation with hidden tests), one file per
+property, at most MAX_NODES nodes each. A forged file can change which cases are tried, as a forged book of cases
+can; it cannot run code, and it cannot make a walk loop (a node's edges lead only to later nodes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.grading.cases import CaseUnpickler, cache_file, load_case
+from grader.properties.property import Property
+
+#: An edge to no case yet (the search was never seen to go on there), or to the end of the search.
+UNKNOWN, END = -1, -2
+#: Nodes kept per property (about 10-60 per failing search, so tens of distinct failures): past it, no path is added.
+MAX_NODES = 2000
+
+
+@dataclass
+class Node:
+    """A case ``find`` gave the condition (pickled, as case_key gives it), and where the search went on after it."""
+
+    case: bytes
+    held: int = UNKNOWN
+    failed: int = UNKNOWN
+
+    def after(self, failed: bool) -> int:
+        return self.failed if failed else self.held
+
+
+@dataclass
+class Call:
+    """One call of the condition during a search: the case (its key) and its answer (None: the search stopped in
+    the call, grader.grading.search._Abort)."""
+
+    case: bytes
+    failed: bool | None
+
+
+@dataclass
+class SearchTree:
+    """The kept searches of one property; node 0 is the first case."""
+
+    nodes: list[Node] = field(default_factory=list)
+
+    def walk(self, condition: Callable[[object, bytes], bool]) -> bool:
+        """Call ``condition(case, key)`` along the tree, as ``find`` would: True if the walk reached the end of a
+        kept search, False if it left the tree (then ``find`` must go on). Whatever ``condition`` raises passes."""
+        k = 0 if self.nodes else UNKNOWN
+        while k >= 0:
+            node = self.nodes[k]
+            k = node.after(condition(load_case(node.case), node.case))
+        return k == END
+
+    def add(self, calls: list[Call], ended: bool) -> bool:
+        """Add one search's calls (``ended``: ``find`` returned or found nothing after the last one); whether the
+        tree changed. A search that disagrees with the tree (it cannot, unless the file was forged) adds nothing."""
+        if not calls:
+            return False
+        if not self.nodes:
+            self.nodes.append(Node(calls[0].case))
+        changed, k = False, 0
+        for i, call in enumerate(calls):
+            node = self.nodes[k]
+            if node.case != call.case or call.failed is None:
+                return changed
+            if i + 1 == len(calls):
+                if ended and node.after(call.failed) == UNKNOWN:
+                    self._link(node, call.failed, END)
+                    changed = True
+                return changed
+            nxt = node.after(call.failed)
+            if nxt == END:
+                return changed
+            if nxt == UNKNOWN:
+                if len(self.nodes) >= MAX_NODES:
+                    return changed
+                nxt = len(self.nodes)
+                self.nodes.append(Node(calls[i + 1].case))
+                self._link(node, call.failed, nxt)
+                changed = True
+            k = nxt
+        return changed
+
+    @staticmethod
+    def _link(node: Node, failed: bool, to: int) -> None:
+        if failed:
+            node.failed = to
+        else:
+            node.held = to
+
+    def rows(self) -> list[tuple[bytes, int, int]]:
+        return [(n.case, n.held, n.failed) for n in self.nodes]
+
+    @classmethod
+    def from_rows(cls, rows: object) -> SearchTree:
+        """The tree of kept rows; an empty one if they are not a well-formed tree (edges only to later nodes)."""
+        if not isinstance(rows, list) or len(rows) > MAX_NODES:
+            return cls()
+        nodes = []
+        for k, row in enumerate(rows):
+            if not (isinstance(row, tuple) and len(row) == 3 and isinstance(row[0], bytes)
+                    and all(type(e) is int and (e in (UNKNOWN, END) or k < e < len(rows)) for e in row[1:])):
+                return cls()
+            nodes.append(Node(row[0], row[1], row[2]))
+        return cls(nodes)
+
+
+class SearchPaths:
+    """The kept search trees of this grader version, read and written per property (None folder: in memory only)."""
+
+    def __init__(self, book: Path | None) -> None:
+        """book: this grader version's file of drawn cases (cases.cache_file); the trees lie beside it."""
+        self.book = book
+        self._trees: dict[str, SearchTree] = {}
+
+    @classmethod
+    def kept(cls, on_disk: bool) -> SearchPaths:
+        """The trees beside the drawn cases when ``on_disk`` (and the cache folder can be had), else in memory."""
+        return cls(cache_file() if on_disk else None)
+
+    def _file(self, prop: Property) -> Path | None:
+        if self.book is None:
+            return None
+        tag = hashlib.sha256(prop.id.encode()).hexdigest()[:16]
+        return self.book.with_name(f"{self.book.stem.replace('cases-', 'paths-', 1)}-{tag}.pickle")
+
+    def tree(self, prop: Property) -> SearchTree:
+        if prop.id not in self._trees:
+            self._trees[prop.id] = _read(self._file(prop))
+        return self._trees[prop.id]
+
+    def add(self, prop: Property, calls: list[Call], ended: bool) -> None:
+        """Add a search to the property's tree, and to its file (merged with what other processes wrote since)."""
+        if not all(_loads(call.case) for call in calls):
+            return  # a case kept by its repr (it did not pickle) could not be given again
+        path = self._file(prop)
+        tree = _read(path) if path is not None else self.tree(prop)
+        if tree.add(calls, ended) and path is not None:
+            _write(path, tree)
+        self._trees[prop.id] = tree
+
+
+def _loads(blob: bytes) -> bool:
+    try:
+        load_case(blob)
+    except Exception:  # noqa: BLE001 - not a kept case: whatever unpickling raises
+        return False
+    return True
+
+
+def _read(path: Path | None) -> SearchTree:
+    if path is None:
+        return SearchTree()
+    try:
+        with open(path, "rb") as stream:
+            return SearchTree.from_rows(CaseUnpickler(stream).load())
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+        return SearchTree()
+
+
+def _write(path: Path, tree: SearchTree) -> None:
+    """The whole tree at once (never a half-written file, whoever else writes it meanwhile)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".paths-", delete=False) as stream:
+            pickle.dump(tree.rows(), stream, protocol=4)
+        os.replace(stream.name, path)
+    except OSError:
+        pass  # a full disk: the search is kept another time

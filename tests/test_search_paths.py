@@ -1,0 +1,189 @@
+"""Kept searches (grader.grading.paths): a file that fails the way an earlier one did is searched without
+Hypothesis and gets exactly the report Hypothesis's search gives; another failure leaves the kept paths and is
+searched as before; a forged or oversized file of paths changes nothing but which cases are tried, and cannot make
+a walk loop. Stand-in sandboxes, then real files in the real sandbox."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import pytest
+from hypothesis import strategies as st
+
+from grader.grading import paths, search
+from grader.grading.cases import CaseBook, case_key
+from grader.grading.paths import END, UNKNOWN, Call, SearchPaths, SearchTree
+from grader.grading.report import FAILED, PASSED
+from grader.grading.runner import GradeOptions, grade_file
+from grader.properties.property import Property, fail
+from grader.sandbox.calls import Returned
+from grader.spec import paths as spec_paths
+
+from .test_grader_corpus import BUGS
+
+
+class Scaled:
+    """A stand-in sandbox whose function returns ``factor`` times the sum of its argument, counting calls."""
+
+    def __init__(self, factor: int = 1) -> None:
+        self.factor, self.calls = factor, 0
+
+    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
+        self.calls += 1
+        return Returned(self.factor * sum(args[0]), args, (), 0, 0.0)
+
+
+def below(limit: int) -> Property:
+    def check(caller: Any, case: list[int]) -> None:
+        if caller.call("contact_time_grains", case).value > limit:
+            fail(f"answer {caller.returns[-1][2].value} > {limit} for {case}")
+
+    return Property("contact_time_grains", "sums below a limit", "lists",
+                    lambda: st.lists(st.integers(0, 1000), min_size=1, max_size=8), check, shrink_cases=60)
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(spec_paths.CASE_CACHE_ENV, str(folder))
+    return folder
+
+
+def no_find(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("Hypothesis's find was called: the kept search was not walked")
+
+    monkeypatch.setattr(hypothesis, "find", refused)
+
+
+def verdict(sandbox: Scaled, prop: Property, kept: SearchPaths | None) -> search.Verdict:
+    book = CaseBook.drawn([prop], on_disk=True)
+    return search.run_property(sandbox, prop, replay=book.replay(prop), paths=kept)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("limit", [300, 2500])
+def test_a_kept_search_is_walked_without_hypothesis_to_the_same_report(limit: int, private_cache: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch):
+    prop = below(limit)
+    searched, cold, warm = Scaled(), Scaled(), Scaled()
+    expected = verdict(searched, prop, None)
+    assert expected[0] == FAILED
+    assert verdict(cold, prop, SearchPaths.kept(True)) == expected
+    assert list(private_cache.glob("paths-*"))  # the search was kept
+    no_find(monkeypatch)
+    assert verdict(warm, prop, SearchPaths.kept(True)) == expected  # read back from the file
+    assert warm.calls == cold.calls == searched.calls
+
+
+def test_another_failure_leaves_the_kept_paths_and_is_searched_as_before(private_cache: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    prop = below(300)
+    expected = {factor: verdict(Scaled(factor), prop, None) for factor in (1, 3)}
+    assert expected[1] != expected[3]  # the second file fails on other cases: its search goes elsewhere
+    verdict(Scaled(1), prop, SearchPaths.kept(True))
+    before = len(SearchPaths.kept(True).tree(prop).nodes)
+    assert verdict(Scaled(3), prop, SearchPaths.kept(True)) == expected[3]
+    assert len(SearchPaths.kept(True).tree(prop).nodes) > before  # kept too
+    no_find(monkeypatch)
+    for factor in (1, 3):  # both are walked now
+        assert verdict(Scaled(factor), prop, SearchPaths.kept(True)) == expected[factor]
+
+
+def test_a_file_that_passes_walks_nothing_and_passes(private_cache: Path):
+    prop = below(300)
+    verdict(Scaled(1), prop, SearchPaths.kept(True))
+    assert verdict(Scaled(0), prop, SearchPaths.kept(True))[0] == PASSED
+
+
+def test_a_fixed_scenario_whose_case_is_none_is_reported_failing_from_a_walk(private_cache: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """A property of a fixed scenario draws None: a walk must not take "the smallest case is None" for "no case
+    failed" (a first version of the walk passed such a file)."""
+
+    def always_wrong(caller: Any, case: None) -> None:
+        caller.call("contact_time_grains", [1, 2])
+        fail("the scenario goes wrong")
+
+    prop = Property("contact_time_grains", "fixed scenario", "none", lambda: st.just(None), always_wrong)
+    expected = search.run_property(Scaled(), prop)  # type: ignore[arg-type]
+    assert expected[0] == FAILED
+    assert search.run_property(Scaled(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]
+    no_find(monkeypatch)
+    assert search.run_property(Scaled(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]
+
+
+def forge(private_cache: Path, prop: Property, rows: object) -> None:
+    """Replace the property's file of kept paths (after one real search made it) with ``rows``, pickled."""
+    verdict(Scaled(1), prop, SearchPaths.kept(True))
+    (kept,) = private_cache.glob("paths-*")
+    kept.write_bytes(pickle.dumps(rows, protocol=4) if not isinstance(rows, bytes) else rows)
+
+
+class Spell:
+    """Unpickling it would run code: a forged file that tried must be refused, never obeyed."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (exec, ("raise SystemExit('the unpickler ran code')",))
+
+
+@pytest.mark.parametrize("rows", ["cycle", "backwards", "not rows", "garbage", "code"])
+def test_a_forged_file_of_paths_is_refused_and_the_search_is_hypothesis_s(rows: str, private_cache: Path):
+    prop = below(300)
+    first = case_key([5])
+    forged: object = {"cycle": [(first, 0, UNKNOWN)], "backwards": [(first, UNKNOWN, END), (first, 0, 0)],
+                      "not rows": {"a": 1}, "garbage": b"\x80\x04not a pickle", "code": [Spell()]}[rows]
+    forge(private_cache, prop, forged)
+    assert SearchPaths.kept(True).tree(prop).nodes == []
+    assert verdict(Scaled(1), prop, SearchPaths.kept(True)) == verdict(Scaled(1), prop, None)
+
+
+def test_a_tree_grows_no_further_than_its_bound(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(paths, "MAX_NODES", 5)
+    tree = SearchTree()
+    calls = [Call(case_key([k]), False) for k in range(20)]
+    tree.add(calls, ended=True)
+    assert len(tree.nodes) == 5
+    assert SearchTree.from_rows(tree.rows() + [(case_key([9]), UNKNOWN, UNKNOWN)]).nodes == []  # too many: refused
+
+
+def test_nothing_is_kept_where_the_cases_are_not(private_cache: Path):
+    """Under weak isolation with hidden tests the drawn cases stay in memory (the submission might write the
+    cache); so do the kept searches."""
+    prop = below(300)
+    book = CaseBook.drawn([prop], on_disk=False)
+    search.run_property(Scaled(1), prop, replay=book.replay(prop), paths=SearchPaths.kept(False))  # type: ignore[arg-type]
+    assert not list(private_cache.glob("paths-*"))
+    assert SearchPaths.kept(False).book is None
+
+
+def bug_file(tmp_path: Path, name: str) -> Path:
+    bug, source, _, changes = next(b for b in BUGS if b[0] == name)
+    text = source.read_text()
+    for old, new in changes:
+        text = text.replace(old, new)
+    path = tmp_path / f"{name.replace(' ', '_')}.py"
+    path.write_text(text)
+    return path
+
+
+def full(report: Any) -> list[Any]:
+    return [report.score] + [(r.prop.id, r.outcome, r.message, r.snippet) for r in report.results]
+
+
+def test_a_real_failing_file_gets_the_same_report_walked_as_searched(tmp_path: Path, private_cache: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    """The wrong root fails five properties of contact_time_grains and the DEM pair's (whose case is None): graded
+    without kept searches, then keeping them, then walking them without Hypothesis, its report is the same."""
+    path = bug_file(tmp_path, "wrong root")
+    options = GradeOptions(only=("contact_time_grains", "dem_pair"))
+    kept = SearchPaths.kept
+    monkeypatch.setattr(SearchPaths, "kept", classmethod(lambda cls, on_disk: None))
+    expected = full(grade_file(path, options))
+    monkeypatch.setattr(SearchPaths, "kept", kept)
+    assert full(grade_file(path, options)) == expected
+    assert any(r[1] != PASSED for r in expected[1:])
+    no_find(monkeypatch)
+    assert full(grade_file(path, options)) == expected

@@ -11,13 +11,16 @@ ones (hangs at import and in a function, a fork bomb, a memory bomb, an
 output flood, os._exit, killing its parent, the network, an unpickling bomb,
 a float that equals anything): 41 files. Each file is graded from scratch (--force) by a worker forked from
 the batch's fork server (grader.commands.batch.forkserver); what a hostile or hanging file costs (its limits) shows
-in the hard mix.
+in the hard mix. The batch uses a cache folder of its own: the drawn cases are warm (drawn once per grader
+version), and every run starts with no kept search (grader.grading.paths), as a class's first batch does: only
+failures met earlier in the same run are walked.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import statistics
 import sys
 import tempfile
@@ -31,6 +34,7 @@ import machine_speed  # noqa: E402 (this folder: the script's own)
 
 from grader.commands.batch import pool as batch  # noqa: E402
 from grader.commands.batch.submissions import scan  # noqa: E402
+from grader.grading import runner  # noqa: E402
 from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED, mutate  # noqa: E402
 from tests.test_hostile import hostile  # noqa: E402
 
@@ -92,6 +96,9 @@ def main() -> None:
     parser.add_argument("--no-animations", action="store_true", help="feedback pages without animations")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        os.environ["GRANULAR_CACHE_DIR"] = str(cache)
+        runner.draw_cases()
         subs = Path(tmp) / "subs"
         subs.mkdir()
         count = (build_typical if args.mix == "typical" else build)(subs, args.copies)
@@ -100,6 +107,8 @@ def main() -> None:
         print(f"{'jobs':>4} {'wall s':>8} {'per hour':>9} {'median s':>9} {'max s':>7}  statuses")
         for jobs in args.jobs:
             out = Path(tmp) / f"out{jobs}"
+            for kept in cache.glob("paths-*"):
+                kept.unlink()
             options = batch.Options(jobs=jobs, force=True, animations=not args.no_animations)
             started = time.perf_counter()
             found = scan(subs)

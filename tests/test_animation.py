@@ -183,3 +183,22 @@ def test_gif_frames_are_drawn_over_the_static_figure(tmp_path):
     reds = [((f[..., 0] > 150) & (f[..., 1] < 130) & (f[..., 2] < 130)).sum() for f in frames]
     assert reds[1] > reds[0] + 500  # the last frame adds the red lines saying why the run stopped
     assert np.abs(frames[0] - frames[1]).sum(axis=2).astype(bool).sum() > 1000  # the grains moved
+
+
+def test_a_text_pasted_again_gives_the_pixels_drawing_it_gives(monkeypatch):
+    """The GIF's moving texts are drawn once per string and pasted after (figure._TextPatches): frame for frame,
+    the same pixels as drawing every text, and the notes, the same over many frames, were pasted."""
+    runs = _broken_runs()
+    made = []
+    start = render.figure._TextPatches.__init__
+
+    def kept(self, canvas):
+        start(self, canvas)
+        made.append(self)
+
+    monkeypatch.setattr(render.figure._TextPatches, "__init__", kept)
+    with_patches = render.gif_bytes(runs, max_frames=20)
+    monkeypatch.setattr(render.figure._TextPatches, "draw", lambda self, artist: False)
+    drawn = render.gif_bytes(runs, max_frames=20)
+    assert with_patches == drawn
+    assert made[0].pasted >= 10  # 20 frames: the notes say the same from frame 2 on

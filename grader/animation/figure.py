@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -220,11 +220,14 @@ def write_gif(movie: Movie, target: Path, fps: int) -> None:
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
     background = canvas.copy_from_bbox(fig.bbox)
+    texts = _TextPatches(canvas)
     images, palette = [], None
     for frame in movie.frames:
         canvas.restore_region(background)
+        texts.new_frame()
         for artist in movie.draw(frame):
-            fig.draw_artist(artist)
+            if not texts.draw(artist):
+                fig.draw_artist(artist)
         image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0,
                                  1).convert("RGB")
         if palette is None:
@@ -235,6 +238,50 @@ def write_gif(movie: Movie, target: Path, fps: int) -> None:
     images[0].save(target, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
     for artist in movie.moving:
         artist.set_animated(False)
+
+
+class _TextPatches:
+    """A moving text drawn once per string: its pixels (over the static background) are kept and pasted whenever
+    the same string comes back (the notes stay the same for many frames; rendering their glyphs was half of a
+    frame's time). A pasted text has the pixels drawing it gives: only texts clear of every panel (where the other
+    moving artists are drawn, clipped) are kept, and a text is neither kept nor pasted where it would overlap a
+    text already drawn in the frame (texts are taken in the frame's order)."""
+
+    def __init__(self, canvas: Any) -> None:
+        self.canvas = canvas
+        self.kept: dict[tuple[int, str], tuple[Any, Any]] = {}  # (id, string) -> (box, pixels)
+        self.panels: Any = None
+        self.frame_boxes: list[Any] = []
+        self.pasted = 0
+
+    def new_frame(self) -> None:
+        self.frame_boxes = []
+
+    def draw(self, artist: Any) -> bool:
+        """Whether the artist was drawn or pasted here (else the caller draws it)."""
+        from matplotlib.text import Text
+        from matplotlib.transforms import Bbox
+
+        if not isinstance(artist, Text) or not artist.get_text():
+            return False
+        key = (id(artist), artist.get_text())
+        if key in self.kept:
+            box, pixels = self.kept[key]
+            if not any(box.overlaps(other) for other in self.frame_boxes):
+                self.canvas.restore_region(pixels)
+                self.frame_boxes.append(box)
+                self.pasted += 1
+                return True
+        renderer = self.canvas.get_renderer()
+        if self.panels is None:
+            self.panels = Bbox.union([ax.get_window_extent(renderer) for ax in artist.figure.axes])
+        artist.figure.draw_artist(artist)
+        box = artist.get_window_extent(renderer).padded(1.0)  # anti-aliasing reaches a pixel out
+        if key not in self.kept and not box.overlaps(self.panels) and not any(
+                box.overlaps(other) for other in self.frame_boxes):
+            self.kept[key] = (box, self.canvas.copy_from_bbox(box))
+        self.frame_boxes.append(box)
+        return True
 
 
 def _palette(first):

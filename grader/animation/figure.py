@@ -272,10 +272,10 @@ class _TextPatches:
                 self.frame_boxes.append(box)
                 self.pasted += 1
                 return True
-        renderer = self.canvas.get_renderer()
+        renderer, fig = self.canvas.get_renderer(), self.canvas.figure
         if self.panels is None:
-            self.panels = Bbox.union([ax.get_window_extent(renderer) for ax in artist.figure.axes])
-        artist.figure.draw_artist(artist)
+            self.panels = Bbox.union([ax.get_window_extent(renderer) for ax in fig.axes])
+        fig.draw_artist(artist)
         box = artist.get_window_extent(renderer).padded(1.0)  # anti-aliasing reaches a pixel out
         if key not in self.kept and not box.overlaps(self.panels) and not any(
                 box.overlaps(other) for other in self.frame_boxes):

@@ -10,20 +10,29 @@ on candidates that never reach the condition). Where the walk leaves the tree, `
 already tried are answered from the walk, not asked again) and its path is added.
 
 Paths are only added when nothing but the answers can have steered the search: ``find`` ended normally or by the
-search's own stop (grader.grading.search._Abort), every case kept loads back, and the smallest case ``find`` gave is
-the last one that failed (the walk reports that one). The tree is kept beside the drawn cases (same private folder,
-same version key, same allow-listed unpickler, same rule: not under weak isolation with hidden tests), one file per
-property, at most MAX_NODES nodes each. A forged file can change which cases are tried, as a forged book of cases
-can; it cannot run code, and it cannot make a walk loop (a node's edges lead only to later nodes).
+search's own stop (grader.grading.search._Abort) within a minute, every case kept loads back, and the smallest case
+``find`` gave is the last one that failed (the walk reports that one). A walk that leaves the tree hands its calls
+to ``find`` in order (Search.rewind): the child is called as ``find`` alone would call it, even by a file that
+keeps state between calls.
+
+The trees are kept beside the drawn cases (same private folder, same version key, same allow-listed unpickler),
+only under strong isolation (a submission can never write them), one file per property of at most MAX_NODES nodes,
+written under a lock. A forged file cannot run code, nor make a walk loop (a node's edges lead only to later
+nodes), nor end a search with no failure (a kept search always passes the replayed case that failed, so such an
+end is refused and ``find`` searches); it can change which cases are tried, as a forged book of cases can. A file
+whose answers change from run to run adds a path per grading and can fill a property's tree: the walks of later
+files then stop where it is full, which costs time, never a grade.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import pickle
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,7 +74,8 @@ class SearchTree:
 
     def walk(self, condition: Callable[[object, bytes], bool]) -> bool:
         """Call ``condition(case, key)`` along the tree, as ``find`` would: True if the walk reached the end of a
-        kept search, False if it left the tree (then ``find`` must go on). Whatever ``condition`` raises passes."""
+        kept search, False if it left the tree (then ``find`` must go on). Whatever ``condition`` raises passes (the
+        cases were loaded once when the tree was read)."""
         k = 0 if self.nodes else UNKNOWN
         while k >= 0:
             node = self.nodes[k]
@@ -74,12 +84,14 @@ class SearchTree:
 
     def add(self, calls: list[Call], ended: bool) -> bool:
         """Add one search's calls (``ended``: ``find`` returned or found nothing after the last one); whether the
-        tree changed. A search that disagrees with the tree (it cannot, unless the file was forged) adds nothing."""
+        tree changed. A search that disagrees with the tree (a forged file, or a case whose key is not stable)
+        adds nothing from there on."""
         if not calls:
             return False
+        changed, k = False, 0
         if not self.nodes:
             self.nodes.append(Node(calls[0].case))
-        changed, k = False, 0
+            changed = True
         for i, call in enumerate(calls):
             node = self.nodes[k]
             if node.case != call.case or call.failed is None:
@@ -127,21 +139,21 @@ class SearchTree:
 
 
 class SearchPaths:
-    """The kept search trees of this grader version, read and written per property (None folder: in memory only)."""
+    """The kept search trees of this grader version, read per property and written back as searches are added."""
 
-    def __init__(self, book: Path | None) -> None:
+    def __init__(self, book: Path) -> None:
         """book: this grader version's file of drawn cases (cases.cache_file); the trees lie beside it."""
         self.book = book
         self._trees: dict[str, SearchTree] = {}
 
     @classmethod
-    def kept(cls, on_disk: bool) -> SearchPaths:
-        """The trees beside the drawn cases when ``on_disk`` (and the cache folder can be had), else in memory."""
-        return cls(cache_file() if on_disk else None)
+    def kept(cls, on_disk: bool) -> SearchPaths | None:
+        """The trees beside the drawn cases when ``on_disk`` and the cache folder can be had, else None (in memory
+        they would serve nothing: a grading searches each property once)."""
+        book = cache_file() if on_disk else None
+        return cls(book) if book is not None else None
 
-    def _file(self, prop: Property) -> Path | None:
-        if self.book is None:
-            return None
+    def _file(self, prop: Property) -> Path:
         tag = hashlib.sha256(prop.id.encode()).hexdigest()[:16]
         return self.book.with_name(f"{self.book.stem.replace('cases-', 'paths-', 1)}-{tag}.pickle")
 
@@ -151,13 +163,15 @@ class SearchPaths:
         return self._trees[prop.id]
 
     def add(self, prop: Property, calls: list[Call], ended: bool) -> None:
-        """Add a search to the property's tree, and to its file (merged with what other processes wrote since)."""
+        """Add a search to the property's tree and its file, merged under a lock with what other processes (a
+        batch's workers) wrote since."""
         if not all(_loads(call.case) for call in calls):
             return  # a case kept by its repr (it did not pickle) could not be given again
         path = self._file(prop)
-        tree = _read(path) if path is not None else self.tree(prop)
-        if tree.add(calls, ended) and path is not None:
-            _write(path, tree)
+        with _locked(path):
+            tree = _read(path)
+            if tree.add(calls, ended):
+                _write(path, tree)
         self._trees[prop.id] = tree
 
 
@@ -169,21 +183,37 @@ def _loads(blob: bytes) -> bool:
     return True
 
 
-def _read(path: Path | None) -> SearchTree:
-    if path is None:
-        return SearchTree()
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """The property's lock file held (without one, two workers adding at once would keep one path of the two)."""
+    try:
+        lock = open(path.with_suffix(".lock"), "a")
+    except OSError:
+        yield  # no lock to be had (a read-only folder): the write fails the same way
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _read(path: Path) -> SearchTree:
+    """The kept tree, or an empty one if the file is absent or is not a tree of cases that load."""
     try:
         with open(path, "rb") as stream:
-            return SearchTree.from_rows(CaseUnpickler(stream).load())
+            tree = SearchTree.from_rows(CaseUnpickler(stream).load())
     except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
         return SearchTree()
+    if not all(_loads(node.case) for node in tree.nodes):
+        return SearchTree()  # refused here, once, not in the middle of a walk
+    return tree
 
 
 def _write(path: Path, tree: SearchTree) -> None:
-    """The whole tree at once (never a half-written file, whoever else writes it meanwhile)."""
+    """The whole tree at once (never a half-written file, whoever reads it meanwhile)."""
     try:
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".paths-", delete=False) as stream:
             pickle.dump(tree.rows(), stream, protocol=4)
         os.replace(stream.name, path)
     except OSError:
-        pass  # a full disk: the search is kept another time
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(stream.name)  # a full disk: the search is kept another time

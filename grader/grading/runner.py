@@ -147,7 +147,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     with Sandbox(path, options.limits, options.hide) as sandbox:
         on_disk = cases_on_disk(probe.strong, hidden)
         book = None if sandbox.import_failure is not None else CaseBook.drawn(properties, on_disk=on_disk)
-        paths = SearchPaths.kept(on_disk)
+        paths = SearchPaths.kept(on_disk and probe.strong)  # trees steer searches: never where the file may write
         for prop in sorted(properties, key=lambda p: order[p.item]):
             weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()

@@ -134,11 +134,26 @@ class Search:
         self.known = known or {}
         self.seen: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
         self.calls: list[Call] = []  # every call, in order, with its answer (grader.grading.paths)
-        self.started = 0.0  # when find started (time.monotonic)
+        self.started = time.monotonic()
+        self.rewound: list[Call] = []  # calls answered already, which find asks again first (rewind)
+        self.given = 0
+        self.diverged = False  # find asked another case than the rewound one: keep nothing
+
+    def rewind(self) -> None:
+        """``find`` is about to ask again, in order, the cases this search has answered along kept paths (the walk
+        left them): they get the answers they got, without calling the child again or counting them twice, so the
+        child sees the calls ``find`` alone would make."""
+        self.rewound, self.given = list(self.calls), 0
 
     def __call__(self, case: Any, key: bytes | None = None) -> bool:
         """Whether the case fails; key: its case_key, if known already."""
         key = case_key(case) if key is None else key
+        if self.given < len(self.rewound):
+            asked = self.rewound[self.given]
+            self.given += 1
+            if asked.case == key and asked.failed is not None:
+                return asked.failed
+            self.diverged, self.rewound = True, []  # only a forged tree leads elsewhere than find goes
         self.calls.append(Call(key, None))
         failed = self._answer(case, key)
         self.calls[-1].failed = failed
@@ -210,20 +225,20 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         except _Abort:
             return _stopped(replayed, replayed.stopped[0])
         known = replayed.seen
+    search = Search(sandbox, prop, suspects, known)
     if paths is not None:
-        walked = Search(sandbox, prop, suspects, known)
         try:
-            if paths.tree(prop).walk(walked):
-                return _ended(walked)
+            # A kept search ends with a failure (the replayed case that failed is on its path): an end without one
+            # is a forged file's, and find searches instead.
+            if paths.tree(prop).walk(search) and search.shrinking:
+                return _ended(search)
         except _Abort:
-            return _ended(walked)
-        known = {**known, **walked.seen}
+            return _ended(search)
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
     draw_without_local_constants()
-    search = Search(sandbox, prop, suspects, known)
-    search.started = time.monotonic()
+    search.rewind()
     try:
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
@@ -235,18 +250,22 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     except Flaky:
         return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
                         "(does the function keep state between calls, or use randomness?)"), "", None
-    if search.shrinking and case_key(smallest) == case_key(search.smallest):
-        _keep(paths, prop, search, ended=True)  # a walk of this path reports search.smallest: the same case
+    # find returns the last case that failed (Hypothesis tries a candidate only when it is smaller than the smallest
+    # so far), which is what a walk of this path reports; checked rather than assumed.
+    if case_key(smallest) == case_key(search.smallest):
+        _keep(paths, prop, search, ended=True)
     return _ended(search, smallest)
 
 
 #: A search that took longer is not kept: Hypothesis stops shrinking after five minutes of wall time (the one clock
-#: its search reads with our settings), so past that its path would depend on more than the answers.
+#: that steers its search with our settings), so past that its path would depend on more than the answers. (A file
+#: slow enough to take five minutes that walks a fast file's path gets the case shrunk as far as the fast file's:
+#: its grade is the same, its reported case may be smaller than its own search would have found.)
 KEEP_WITHIN_SECONDS = 60.0
 
 
 def _keep(paths: SearchPaths | None, prop: Property, search: Search, ended: bool) -> None:
-    if paths is not None and time.monotonic() - search.started < KEEP_WITHIN_SECONDS:
+    if paths is not None and not search.diverged and time.monotonic() - search.started < KEEP_WITHIN_SECONDS:
         paths.add(prop, search.calls, ended)
 
 

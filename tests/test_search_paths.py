@@ -129,7 +129,8 @@ class Spell:
         return (exec, ("raise SystemExit('the unpickler ran code')",))
 
 
-@pytest.mark.parametrize("rows", ["cycle", "backwards", "not rows", "garbage", "code", "case", "ends held"])
+@pytest.mark.parametrize("rows", ["cycle", "backwards", "not rows", "garbage", "code", "case", "ends held", "huge",
+                                  "wrong kind"])
 def test_a_forged_file_of_paths_is_refused_and_the_search_is_hypothesis_s(rows: str, private_cache: Path):
     prop = below(300)
     first = case_key([5])
@@ -137,10 +138,16 @@ def test_a_forged_file_of_paths_is_refused_and_the_search_is_hypothesis_s(rows: 
                       "not rows": {"a": 1}, "garbage": b"\x80\x04not a pickle", "code": [Spell()],
                       "case": [(b"\x80\x04not a case", END, END)],
                       # A search that ends with nothing failed: the file would pass unsearched.
-                      "ends held": [(first, END, END)]}[rows]
+                      "ends held": [(first, END, END)],
+                      "huge": b"\x80\x04\x8e" + (2**60).to_bytes(8, "little"),  # a length to make a MemoryError
+                      # A case that loads but is no case of this property: checking it raises.
+                      "wrong kind": [(pickle.dumps(7, protocol=4), END, END)]}[rows]
     forge(private_cache, prop, forged)
-    assert SearchPaths.kept(True).tree(prop).nodes == ([] if rows != "ends held" else [paths.Node(first, END, END)])
+    kept = {"ends held": [paths.Node(first, END, END)], "wrong kind": [paths.Node(pickle.dumps(7, protocol=4), END,
+                                                                                    END)]}
+    assert SearchPaths.kept(True).tree(prop).nodes == kept.get(rows, [])
     assert verdict(Scaled(1), prop, SearchPaths.kept(True)) == verdict(Scaled(1), prop, None)
+    assert SearchPaths.kept(True).tree(prop).nodes[0].case == case_key([0])  # find's own search replaced it
 
 
 def test_a_tree_grows_no_further_than_its_bound(monkeypatch: pytest.MonkeyPatch):

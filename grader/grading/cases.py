@@ -204,7 +204,7 @@ def _read(path: Path) -> dict[str, list[bytes]]:
     try:
         with open(path, "rb") as stream:
             book = CaseUnpickler(stream).load()
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+    except Exception:  # noqa: BLE001 - whatever a damaged or forged file raises (MemoryError for a huge length)
         return {}
     if not (isinstance(book, dict) and all(isinstance(k, str) and isinstance(v, list)
                                            and all(isinstance(b, bytes) for b in v) for k, v in book.items())):

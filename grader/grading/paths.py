@@ -7,7 +7,7 @@ the next case ``find`` gave, or to the end of the search. A search that walks a 
 submission on the same cases, in the same order, and ends where ``find`` would: same counts, same smallest case,
 same report, without drawing or shrinking (most of a failing file's grading: Hypothesis's own work, two thirds of it
 on candidates that never reach the condition). Where the walk leaves the tree, ``find`` runs as before (the cases
-already tried are answered from the walk, not asked again) and its path is added.
+already tried are asked again and answered from the walk, without calling the child) and its path is added.
 
 Paths are only added when nothing but the answers can have steered the search: ``find`` ended normally or by the
 search's own stop (grader.grading.search._Abort) within a minute, every case kept loads back, and the smallest case
@@ -16,10 +16,11 @@ to ``find`` in order (Search.rewind): the child is called as ``find`` alone woul
 keeps state between calls.
 
 The trees are kept beside the drawn cases (same private folder, same version key, same allow-listed unpickler),
-only under strong isolation (a submission can never write them), one file per property of at most MAX_NODES nodes,
+only under strong isolation (where the submission cannot write them), one file per property of at most MAX_NODES nodes,
 written under a lock. A forged file cannot run code, nor make a walk loop (a node's edges lead only to later
 nodes), nor end a search with no failure (a kept search always passes the replayed case that failed, so such an
-end is refused and ``find`` searches); it can change which cases are tried, as a forged book of cases can. A file
+end is refused and ``find`` searches); a case the property cannot check deletes the tree, and ``find`` searches
+afresh. It can change which cases are tried, as a forged book of cases can. A file
 whose answers change from run to run adds a path per grading and can fill a property's tree: the walks of later
 files then stop where it is full, which costs time, never a grade.
 """
@@ -162,6 +163,12 @@ class SearchPaths:
             self._trees[prop.id] = _read(self._file(prop))
         return self._trees[prop.id]
 
+    def forget(self, prop: Property) -> None:
+        """Delete the property's tree: one of its cases could not be checked (a forged file)."""
+        self._trees[prop.id] = SearchTree()
+        with _locked(self._file(prop)), contextlib.suppress(OSError):
+            self._file(prop).unlink()
+
     def add(self, prop: Property, calls: list[Call], ended: bool) -> None:
         """Add a search to the property's tree and its file, merged under a lock with what other processes (a
         batch's workers) wrote since."""
@@ -192,7 +199,8 @@ def _locked(path: Path) -> Iterator[None]:
         yield  # no lock to be had (a read-only folder): the write fails the same way
         return
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        with contextlib.suppress(OSError):  # a file system without locks (NFS with no lock daemon): go on without
+            fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
@@ -201,7 +209,7 @@ def _read(path: Path) -> SearchTree:
     try:
         with open(path, "rb") as stream:
             tree = SearchTree.from_rows(CaseUnpickler(stream).load())
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+    except Exception:  # noqa: BLE001 - whatever a damaged or forged file raises (MemoryError for a huge length)
         return SearchTree()
     if not all(_loads(node.case) for node in tree.nodes):
         return SearchTree()  # refused here, once, not in the middle of a walk

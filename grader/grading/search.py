@@ -228,12 +228,18 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     search = Search(sandbox, prop, suspects, known)
     if paths is not None:
         try:
-            # A kept search ends with a failure (the replayed case that failed is on its path): an end without one
-            # is a forged file's, and find searches instead.
-            if paths.tree(prop).walk(search) and search.shrinking:
-                return _ended(search)
+            ended = paths.tree(prop).walk(search)
         except _Abort:
             return _ended(search)
+        except Exception:  # noqa: BLE001 - a case the property cannot check: a forged tree
+            ended = None
+        # A kept search ends with a failure (it meets the replayed case that failed): an end without one, like a case
+        # that cannot be checked, is a forged file's. It is deleted, and find searches afresh.
+        if ended and search.shrinking:
+            return _ended(search)
+        if ended is not False:
+            paths.forget(prop)
+            search = Search(sandbox, prop, suspects, known)
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 

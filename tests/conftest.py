@@ -11,6 +11,7 @@ import pytest
 from hypothesis import settings
 
 from grader.grading.runner import GradeOptions, GradeReport, grade_file
+from grader.spec import paths
 
 settings.register_profile("default", database=None, deadline=None)
 settings.register_profile("ci", database=None, deadline=None, derandomize=True)
@@ -70,3 +71,11 @@ def grade_once(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
 def graded() -> Grader:
     """grade_once: a whole file's grade, shared by every test of this process that asks for the same one."""
     return grade_once
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own (drawn cases, kept searches)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(paths.CASE_CACHE_ENV, str(folder))
+    return folder

@@ -36,13 +36,6 @@ def below(limit: int) -> Property:
                     lambda: st.lists(st.integers(0, 1000), min_size=1, max_size=8), check, shrink_cases=50)
 
 
-@pytest.fixture
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(paths.CASE_CACHE_ENV, str(folder))
-    return folder
-
-
 @pytest.mark.parametrize("limit", [10**9, 2500, 300])
 def test_replaying_gives_what_the_search_gives_with_as_many_calls(limit: int, private_cache: Path):
     prop = below(limit)

@@ -13,14 +13,14 @@ from grader.sandbox.calls import Returned
 
 
 class Counting:
-    """A sandbox whose one function returns the sum of its argument, counting calls."""
+    """A sandbox whose one function returns ``factor`` times the sum of its argument, counting calls."""
 
-    def __init__(self) -> None:
-        self.calls = 0
+    def __init__(self, factor: int = 1) -> None:
+        self.factor, self.calls = factor, 0
 
     def call(self, name: str, *args: Any, record: int = 0) -> Returned:
         self.calls += 1
-        return Returned(sum(args[0]), args, (), 0, 0.0)
+        return Returned(self.factor * sum(args[0]), args, (), 0, 0.0)
 
 
 def big_sums_fail(caller: Any, case: list[int]) -> None:

@@ -20,20 +20,9 @@ from grader.grading.report import FAILED, PASSED
 from grader.grading.runner import GradeOptions, grade_file
 from grader.properties.property import Property, fail
 from grader.sandbox.calls import Returned
-from grader.spec import paths as spec_paths
 
 from .test_grader_corpus import BUGS
-
-
-class Scaled:
-    """A stand-in sandbox whose function returns ``factor`` times the sum of its argument, counting calls."""
-
-    def __init__(self, factor: int = 1) -> None:
-        self.factor, self.calls = factor, 0
-
-    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
-        self.calls += 1
-        return Returned(self.factor * sum(args[0]), args, (), 0, 0.0)
+from .test_runner import Counting
 
 
 def below(limit: int) -> Property:
@@ -45,13 +34,6 @@ def below(limit: int) -> Property:
                     lambda: st.lists(st.integers(0, 1000), min_size=1, max_size=8), check, shrink_cases=60)
 
 
-@pytest.fixture
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(spec_paths.CASE_CACHE_ENV, str(folder))
-    return folder
-
-
 def no_find(monkeypatch: pytest.MonkeyPatch) -> None:
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("Hypothesis's find was called: the kept search was not walked")
@@ -59,7 +41,7 @@ def no_find(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hypothesis, "find", refused)
 
 
-def verdict(sandbox: Scaled, prop: Property, kept: SearchPaths | None) -> search.Verdict:
+def verdict(sandbox: Counting, prop: Property, kept: SearchPaths | None) -> search.Verdict:
     book = CaseBook.drawn([prop], on_disk=True)
     return search.run_property(sandbox, prop, replay=book.replay(prop), paths=kept)  # type: ignore[arg-type]
 
@@ -68,7 +50,7 @@ def verdict(sandbox: Scaled, prop: Property, kept: SearchPaths | None) -> search
 def test_a_kept_search_is_walked_without_hypothesis_to_the_same_report(limit: int, private_cache: Path,
                                                                        monkeypatch: pytest.MonkeyPatch):
     prop = below(limit)
-    searched, cold, warm = Scaled(), Scaled(), Scaled()
+    searched, cold, warm = Counting(), Counting(), Counting()
     expected = verdict(searched, prop, None)
     assert expected[0] == FAILED
     assert verdict(cold, prop, SearchPaths.kept(True)) == expected
@@ -81,21 +63,21 @@ def test_a_kept_search_is_walked_without_hypothesis_to_the_same_report(limit: in
 def test_another_failure_leaves_the_kept_paths_and_is_searched_as_before(private_cache: Path,
                                                                         monkeypatch: pytest.MonkeyPatch):
     prop = below(300)
-    expected = {factor: verdict(Scaled(factor), prop, None) for factor in (1, 3)}
+    expected = {factor: verdict(Counting(factor), prop, None) for factor in (1, 3)}
     assert expected[1] != expected[3]  # the second file fails on other cases: its search goes elsewhere
-    verdict(Scaled(1), prop, SearchPaths.kept(True))
+    verdict(Counting(1), prop, SearchPaths.kept(True))
     before = len(SearchPaths.kept(True).tree(prop).nodes)
-    assert verdict(Scaled(3), prop, SearchPaths.kept(True)) == expected[3]
+    assert verdict(Counting(3), prop, SearchPaths.kept(True)) == expected[3]
     assert len(SearchPaths.kept(True).tree(prop).nodes) > before  # kept too
     no_find(monkeypatch)
     for factor in (1, 3):  # both are walked now
-        assert verdict(Scaled(factor), prop, SearchPaths.kept(True)) == expected[factor]
+        assert verdict(Counting(factor), prop, SearchPaths.kept(True)) == expected[factor]
 
 
 def test_a_file_that_passes_walks_nothing_and_passes(private_cache: Path):
     prop = below(300)
-    verdict(Scaled(1), prop, SearchPaths.kept(True))
-    assert verdict(Scaled(0), prop, SearchPaths.kept(True))[0] == PASSED
+    verdict(Counting(1), prop, SearchPaths.kept(True))
+    assert verdict(Counting(0), prop, SearchPaths.kept(True))[0] == PASSED
 
 
 def test_a_fixed_scenario_whose_case_is_none_is_reported_failing_from_a_walk(private_cache: Path,
@@ -108,16 +90,16 @@ def test_a_fixed_scenario_whose_case_is_none_is_reported_failing_from_a_walk(pri
         fail("the scenario goes wrong")
 
     prop = Property("contact_time_grains", "fixed scenario", "none", lambda: st.just(None), always_wrong)
-    expected = search.run_property(Scaled(), prop)  # type: ignore[arg-type]
+    expected = search.run_property(Counting(), prop)  # type: ignore[arg-type]
     assert expected[0] == FAILED
-    assert search.run_property(Scaled(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]
+    assert search.run_property(Counting(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]
     no_find(monkeypatch)
-    assert search.run_property(Scaled(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]
+    assert search.run_property(Counting(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]
 
 
 def forge(private_cache: Path, prop: Property, rows: object) -> None:
     """Replace the property's file of kept paths (after one real search made it) with ``rows``, pickled."""
-    verdict(Scaled(1), prop, SearchPaths.kept(True))
+    verdict(Counting(1), prop, SearchPaths.kept(True))
     (kept,) = private_cache.glob("paths-*.pickle")
     kept.write_bytes(pickle.dumps(rows, protocol=4) if not isinstance(rows, bytes) else rows)
 
@@ -146,7 +128,7 @@ def test_a_forged_file_of_paths_is_refused_and_the_search_is_hypothesis_s(rows: 
     kept = {"ends held": [paths.Node(first, END, END)], "wrong kind": [paths.Node(pickle.dumps(7, protocol=4), END,
                                                                                     END)]}
     assert SearchPaths.kept(True).tree(prop).nodes == kept.get(rows, [])
-    assert verdict(Scaled(1), prop, SearchPaths.kept(True)) == verdict(Scaled(1), prop, None)
+    assert verdict(Counting(1), prop, SearchPaths.kept(True)) == verdict(Counting(1), prop, None)
     assert SearchPaths.kept(True).tree(prop).nodes[0].case == case_key([0])  # find's own search replaced it
 
 
@@ -165,12 +147,12 @@ def test_nothing_is_kept_where_the_cases_are_not(private_cache: Path):
     prop = below(300)
     book = CaseBook.drawn([prop], on_disk=False)
     assert SearchPaths.kept(False) is None
-    search.run_property(Scaled(1), prop, replay=book.replay(prop), paths=SearchPaths.kept(False))  # type: ignore[arg-type]
+    search.run_property(Counting(1), prop, replay=book.replay(prop), paths=SearchPaths.kept(False))  # type: ignore[arg-type]
     assert not list(private_cache.glob("paths-*.pickle"))
 
 
-class Stateful(Scaled):
-    """Answers as Scaled(1) for its first ``switch`` calls, then as Scaled(3): a file that keeps state."""
+class Stateful(Counting):
+    """Answers as Counting(1) for its first ``switch`` calls, then as Counting(3): a file that keeps state."""
 
     def __init__(self, switch: int) -> None:
         super().__init__(1)
@@ -190,7 +172,7 @@ def test_a_file_that_keeps_state_is_called_as_find_alone_calls_it(switch: int, p
     prop = below(300)
     alone = Stateful(switch)
     expected = verdict(alone, prop, None)
-    verdict(Scaled(1), prop, SearchPaths.kept(True))  # another file's search, kept
+    verdict(Counting(1), prop, SearchPaths.kept(True))  # another file's search, kept
     walked = Stateful(switch)
     assert verdict(walked, prop, SearchPaths.kept(True)) == expected
     assert walked.asked == alone.asked

@@ -257,6 +257,10 @@ class _TextPatches:
     def new_frame(self) -> None:
         self.frame_boxes = []
 
+    def _clear_of_texts(self, box: Any) -> bool:
+        """Whether ``box`` overlaps no text drawn in this frame so far."""
+        return not any(box.overlaps(other) for other in self.frame_boxes)
+
     def draw(self, artist: Any) -> bool:
         """Whether the artist was drawn or pasted here (else the caller draws it)."""
         from matplotlib.text import Text
@@ -267,7 +271,7 @@ class _TextPatches:
         key = (id(artist), artist.get_text())
         if key in self.kept:
             box, pixels = self.kept[key]
-            if not any(box.overlaps(other) for other in self.frame_boxes):
+            if self._clear_of_texts(box):
                 self.canvas.restore_region(pixels)
                 self.frame_boxes.append(box)
                 self.pasted += 1
@@ -277,8 +281,7 @@ class _TextPatches:
             self.panels = Bbox.union([ax.get_window_extent(renderer) for ax in fig.axes])
         fig.draw_artist(artist)
         box = artist.get_window_extent(renderer).padded(1.0)  # anti-aliasing reaches a pixel out
-        if key not in self.kept and not box.overlaps(self.panels) and not any(
-                box.overlaps(other) for other in self.frame_boxes):
+        if key not in self.kept and not box.overlaps(self.panels) and self._clear_of_texts(box):
             self.kept[key] = (box, self.canvas.copy_from_bbox(box))
         self.frame_boxes.append(box)
         return True

@@ -18,6 +18,7 @@ isolation, where the submission might write it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib
@@ -183,7 +184,7 @@ class CaseBook:
         for prop in missing:
             kept[prop.id] = draw(prop)
         if missing and path is not None:
-            _write(path, kept)
+            write_kept(path, kept)
         return cls({p.id: kept[p.id] for p in wanted})
 
 
@@ -199,31 +200,43 @@ def cache_file() -> Path | None:
     return folder / f"cases-{version_key()}.pickle"
 
 
-def _read(path: Path) -> dict[str, list[bytes]]:
-    """The kept cases, or nothing if the file is absent or not a book of cases."""
+def loads(blob: bytes) -> bool:
+    """Whether a kept case loads (a forged one is refused when its file is read, once, not in the middle of a
+    grading)."""
+    try:
+        load_case(blob)
+    except Exception:  # noqa: BLE001 - whatever a forged case raises
+        return False
+    return True
+
+
+def read_kept(path: Path) -> object:
+    """What a file of kept cases holds (through the allow-listed unpickler), or None if it is absent or damaged."""
     try:
         with open(path, "rb") as stream:
-            book = CaseUnpickler(stream).load()
+            return CaseUnpickler(stream).load()
     except Exception:  # noqa: BLE001 - whatever a damaged or forged file raises (MemoryError for a huge length)
-        return {}
+        return None
+
+
+def write_kept(path: Path, kept: object) -> None:
+    """Write a file of kept cases whole (never a half-written file, whoever reads or writes it meanwhile)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.stem}-", delete=False) as stream:
+            pickle.dump(kept, stream, protocol=4)
+        os.replace(stream.name, path)
+    except OSError:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(stream.name)  # a full disk: what was to be kept is drawn or searched again next time
+
+
+def _read(path: Path) -> dict[str, list[bytes]]:
+    """The kept cases, or nothing if the file is absent or not a book of cases that load."""
+    book = read_kept(path)
     if not (isinstance(book, dict) and all(isinstance(k, str) and isinstance(v, list)
                                            and all(isinstance(b, bytes) for b in v) for k, v in book.items())):
         return {}
-    try:  # every case must load (a forged one is refused here, once, not in the middle of a grading)
-        for blobs in book.values():
-            for blob in blobs:
-                load_case(blob)
-    except Exception:  # noqa: BLE001 - whatever a forged case raises: the book is drawn again
+    if not all(loads(blob) for blobs in book.values() for blob in blobs):
         return {}
     return book
-
-
-def _write(path: Path, book: dict[str, list[bytes]]) -> None:
-    """Write the whole book at once (never a half-written file, whoever else writes it meanwhile)."""
-    try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".cases-", delete=False) as stream:
-            pickle.dump(book, stream, protocol=4)
-        os.replace(stream.name, path)
-    except OSError:
-        pass  # a full disk: the next grading draws them again
 

@@ -30,14 +30,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import os
-import pickle
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.grading.cases import CaseUnpickler, cache_file, load_case
+from grader.grading.cases import cache_file, load_case, loads, read_kept, write_kept
 from grader.properties.property import Property
 
 #: An edge to no case yet (the search was never seen to go on there), or to the end of the search.
@@ -166,28 +163,21 @@ class SearchPaths:
     def forget(self, prop: Property) -> None:
         """Delete the property's tree: one of its cases could not be checked (a forged file)."""
         self._trees[prop.id] = SearchTree()
-        with _locked(self._file(prop)), contextlib.suppress(OSError):
-            self._file(prop).unlink()
+        path = self._file(prop)
+        with _locked(path), contextlib.suppress(OSError):
+            path.unlink()
 
     def add(self, prop: Property, calls: list[Call], ended: bool) -> None:
         """Add a search to the property's tree and its file, merged under a lock with what other processes (a
         batch's workers) wrote since."""
-        if not all(_loads(call.case) for call in calls):
+        if not all(loads(call.case) for call in calls):
             return  # a case kept by its repr (it did not pickle) could not be given again
         path = self._file(prop)
         with _locked(path):
             tree = _read(path)
             if tree.add(calls, ended):
-                _write(path, tree)
+                write_kept(path, tree.rows())
         self._trees[prop.id] = tree
-
-
-def _loads(blob: bytes) -> bool:
-    try:
-        load_case(blob)
-    except Exception:  # noqa: BLE001 - not a kept case: whatever unpickling raises
-        return False
-    return True
 
 
 @contextlib.contextmanager
@@ -206,22 +196,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 def _read(path: Path) -> SearchTree:
     """The kept tree, or an empty one if the file is absent or is not a tree of cases that load."""
-    try:
-        with open(path, "rb") as stream:
-            tree = SearchTree.from_rows(CaseUnpickler(stream).load())
-    except Exception:  # noqa: BLE001 - whatever a damaged or forged file raises (MemoryError for a huge length)
-        return SearchTree()
-    if not all(_loads(node.case) for node in tree.nodes):
+    tree = SearchTree.from_rows(read_kept(path))
+    if not all(loads(node.case) for node in tree.nodes):
         return SearchTree()  # refused here, once, not in the middle of a walk
     return tree
-
-
-def _write(path: Path, tree: SearchTree) -> None:
-    """The whole tree at once (never a half-written file, whoever reads it meanwhile)."""
-    try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".paths-", delete=False) as stream:
-            pickle.dump(tree.rows(), stream, protocol=4)
-        os.replace(stream.name, path)
-    except OSError:
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(stream.name)  # a full disk: the search is kept another time

@@ -206,3 +206,24 @@ def test_a_real_failing_file_gets_the_same_report_walked_as_searched(tmp_path: P
     assert any(r[1] != PASSED for r in expected[1:])
     no_find(monkeypatch)
     assert full(grade_file(path, options)) == expected
+
+
+@pytest.mark.parametrize("name", ["trivial_constants.py", "trivial_pass.py"])
+def test_a_file_of_constants_walking_kept_searches_earns_what_it_earns_without(name: str, tmp_path: Path,
+                                                                              private_cache: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """A file that does nothing, or answers constants, graded after a real failing file kept its searches: the
+    walk gives it the report find gives it, and the functions it does not write earn no point."""
+    options = GradeOptions(only=("contact_time_grains", "minimum_contact_time"))
+    grade_file(bug_file(tmp_path, "wrong root"), options)  # its searches are kept
+    assert list(private_cache.glob("paths-*.pickle"))
+    path = Path(__file__).parent / "submissions" / name
+    ends, walk = [], SearchTree.walk
+    monkeypatch.setattr(SearchTree, "walk", lambda tree, condition: ends.append(walk(tree, condition)) or ends[-1])
+    walked = grade_file(path, options)
+    assert any(ends)  # it failed as the wrong root did, and was reported from the kept searches
+    kept = SearchPaths.kept
+    monkeypatch.setattr(SearchPaths, "kept", classmethod(lambda cls, on_disk: None))
+    assert full(walked) == full(grade_file(path, options))
+    monkeypatch.setattr(SearchPaths, "kept", kept)
+    assert walked.score == 0

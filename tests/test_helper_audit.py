@@ -207,3 +207,26 @@ def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: i
         assert np.array_equal(spoiled.args[0], records[wrong_at].args[0].array)
         assert child.recorded == ([HELPER_CALLS_KEPT] if wrong_at < HELPER_CALLS_KEPT else
                                   [HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT])
+
+
+def test_a_reference_answer_is_computed_once_per_process_for_the_same_arguments(monkeypatch):
+    from grader.properties import oracle
+
+    calls: list[tuple[Any, ...]] = []
+    real = oracle.reference().contact_time_grains
+
+    class Counting:
+        @staticmethod
+        def contact_time_grains(*args: Any) -> float:
+            calls.append(args)
+            return real(*args)
+
+    monkeypatch.setattr(audit, "_answers", {})
+    monkeypatch.setattr(oracle, "reference", Counting)
+    args = (X1, X2, V1, V2, 1.0, 1.0)
+    first = audit.reference_answer("contact_time_grains", args)
+    assert first == TRUE_TIME and len(calls) == 2  # the answer, then the nudged inputs (conditioning)
+    assert audit.reference_answer("contact_time_grains", tuple(np.copy(a) for a in args[:4]) + args[4:]) == first
+    assert len(calls) == 2  # the same numbers: answered from the memo
+    assert audit.reference_answer("contact_time_grains", (X1, X2 + [1.0, 0.0], V1, V2, 1.0, 1.0)) == TRUE_TIME + 1.0
+    assert len(calls) == 4

@@ -8,7 +8,10 @@ feedback animation and page), and measures every phase: the grader's own CPU, th
 (the submission's calls and the child's work around them), and the wall time. Medians over the runs are printed.
 By default: the two correct variants of the test corpus and two single-bug mutations of them. The grading uses a
 cache folder of its own. The case cache is warmed first (it is drawn once per grader version); ``--cold`` also
-times the drawing. A failing file is measured twice: as the first file that fails that way (no kept search,
+times the drawing. ``--forked`` measures each grading as a batch's worker pays for it: in a process that has done
+what a batch does once for all its workers (imports, matplotlib's fonts and the isolation probe in its fork server,
+grader.commands.batch.forkserver.preload; the sandbox's self-test in batch.pool) before the clock starts; a `check`
+pays them per run. A failing file is measured twice: as the first file that fails that way (no kept search,
 grader.grading.paths) and as one whose failures were met before (its searches kept by an earlier grading).
 """
 
@@ -83,8 +86,12 @@ def _instrument() -> dict[str, list[float]]:
     return spent
 
 
-def grade_one(path: Path) -> dict[str, list[float]]:
-    """The phases of one grading (run in a fresh process)."""
+def grade_one(path: Path, forked: bool = False) -> dict[str, list[float]]:
+    """The phases of one grading (run in a fresh process; forked: after the fork server's preloads)."""
+    if forked:
+        from grader.commands.batch import forkserver
+
+        forkserver.preload(True)
     cpu, wall = time.process_time(), time.perf_counter()
     from grader.animation import render as animation
     from grader.grading import runner
@@ -93,7 +100,8 @@ def grade_one(path: Path) -> dict[str, list[float]]:
 
     spent = _instrument()
     spent["imports"] = [time.process_time() - cpu, 0.0, time.perf_counter() - wall]
-    options = runner.GradeOptions()
+    # A batch runs the sandbox's self-test once, before its workers (batch.pool), which then skip it.
+    options = runner.GradeOptions(selftest=not forked)
     graded = runner.grade_file(path, options)
     results = Results.from_report(graded)
     gif = None
@@ -107,11 +115,11 @@ def grade_one(path: Path) -> dict[str, list[float]]:
     return spent
 
 
-def measure(path: Path) -> dict[str, list[float]]:
-    """One grading in a fresh process."""
+def measure(path: Path, forked: bool = False) -> dict[str, list[float]]:
+    """One grading in a fresh process (forked: timed after the fork server's preloads)."""
     wall = time.perf_counter()
-    run = subprocess.run([sys.executable, __file__, "--one", str(path)], capture_output=True, text=True,
-                         cwd=ROOT, check=False)
+    run = subprocess.run([sys.executable, __file__, "--one", str(path), *(["--forked"] if forked else [])],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
     if run.returncode != 0:
         raise SystemExit(f"grading {path} failed:\n{run.stderr[-2000:]}")
     phases = json.loads(run.stdout.strip().splitlines()[-1])
@@ -154,10 +162,12 @@ def main() -> None:
     parser.add_argument("files", nargs="*", type=Path, help="granularGas.py files (default: corpus variants)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cold", action="store_true", help="draw the cases afresh in every run (an empty cache)")
+    parser.add_argument("--forked", action="store_true",
+                        help="time each grading as a batch worker, after the fork server's preloads")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(grade_one(args.one)))
+        print(json.dumps(grade_one(args.one, args.forked)))
         return
     with tempfile.TemporaryDirectory() as tmp:
         chosen = [(str(f), f) for f in args.files] or submissions(Path(tmp))
@@ -166,16 +176,18 @@ def main() -> None:
         if not args.cold:
             measure(chosen[0][1])  # the cache of drawn cases, as every grading after the first finds it
         print(machine_speed.line())
+        if args.forked:
+            print("as a batch worker: imports, fonts, isolation probe and sandbox self-test paid once per batch")
         for label, path in chosen:
             runs = []
             for _ in range(args.runs):
                 for kept in cache.glob("*" if args.cold else "paths-*"):
                     kept.unlink()
-                runs.append(measure(path))
+                runs.append(measure(path, args.forked))
             failing = any("feedback animation" in r for r in runs)
             report(f"{label}{', first failing that way' if failing else ''}", runs)
             if failing:  # the searches of the last run are kept: graded again, it walks them
-                report(f"{label}, failures met before", [measure(path) for _ in range(args.runs)])
+                report(f"{label}, failures met before", [measure(path, args.forked) for _ in range(args.runs)])
         print(machine_speed.line())
 
 if __name__ == "__main__":

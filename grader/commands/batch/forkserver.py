@@ -33,7 +33,7 @@ from grader.commands.batch import worker
 from grader.commands.batch.forked import LINE_CAP, REAP_SECONDS
 
 
-def _preload(namespaces: bool) -> None:
+def preload(namespaces: bool) -> None:
     """Import what every worker uses, and probe the isolation once (cached, so the workers inherit it)."""
     import grader.animation.render  # noqa: F401
     import grader.grading.efficiency  # noqa: F401
@@ -89,7 +89,7 @@ def _fork(folder: Path, tmp: Path) -> int:
 def serve(batch: int, namespaces: bool) -> None:
     """Answer the batch's requests until it closes the channel (stdin)."""
     worker.die_with_parent(batch)
-    _preload(namespaces)
+    preload(namespaces)
     requests, answers = 0, 1
     alive: set[int] = set()
     buffer = b""

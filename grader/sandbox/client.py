@@ -187,8 +187,9 @@ class Sandbox:
         self.close()
 
     def output(self, limit: int = OUTPUT_CAP) -> str:
-        """The start of what the submission printed (stdout then stderr), at most ``limit`` bytes read."""
-        return self.box.output(min(limit, OUTPUT_CAP))
+        """The start of what the submission printed (stdout then stderr), at most ``limit`` bytes read, printable
+        (wire.printable: no terminal escapes)."""
+        return wire.printable(self.box.output(min(limit, OUTPUT_CAP)))
 
     # -- calls ------------------------------------------------------------------
     def call(self, name: str, *args: Any, record: int = calls.HELPER_CALLS_KEPT) -> Returned:

@@ -93,6 +93,12 @@ def interpreter_usable(uid: int) -> bool:
         return False
 
 
+def proc_text(folder: str, name: str) -> str:
+    """A file of /proc as text. A process names itself (its comm, in stat and status) with any bytes, not always
+    UTF-8: a submission writing b"\\xff" there must not crash the grader, or every grading on the machine."""
+    return Path(folder, name).read_bytes().decode("utf-8", errors="replace")
+
+
 def _live_processes() -> dict[int, set[int]]:
     """pid -> its real, effective and saved uids, for every live (not zombie) process."""
     found = {}
@@ -100,7 +106,7 @@ def _live_processes() -> dict[int, set[int]]:
         if not entry.name.isdigit():
             continue
         try:
-            status = Path(entry.path, "status").read_text()
+            status = proc_text(entry.path, "status")
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
@@ -152,7 +158,7 @@ _HOOKED: set[int] = set()
 def start_time(pid: int) -> str | None:
     """The start time of ``pid`` (field 22 of /proc/<pid>/stat): tells a reused pid from the original."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = proc_text(f"/proc/{pid}", "stat")
     except OSError:
         return None
     return stat.rsplit(")", 1)[1].split()[19]
@@ -255,7 +261,7 @@ def pid_namespaces_under(pid: int) -> set[str]:
     found = set()
     for entry in os.scandir("/proc"):
         try:
-            if entry.name.isdigit() and Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+            if entry.name.isdigit() and proc_text(entry.path, "stat").rsplit(")", 1)[1].split()[1] == str(pid):
                 ns = os.readlink(f"{entry.path}/ns/pid")
                 if ns != ours:
                     found.add(ns)

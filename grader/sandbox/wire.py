@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +75,23 @@ class Opaque:
     text: str
 
 
+#: Characters a terminal obeys rather than shows (C0 and C1 controls but tab and newline, DEL, bidirectional
+#: overrides): in the submission's text they could clear the screen, retitle the window or print a fake grade.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` as valid Unicode that only shows: controls written as escapes (ESC as \\x1b), lone surrogates
+    (JSON may carry "\\ud800", which no terminal, file or font takes) as "?"."""
+    if not text.isascii():
+        text = text.encode("utf-8", errors="replace").decode("utf-8")
+    return _CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
 def cap(text: str, limit: int = TEXT_CAP) -> str:
-    """``text`` cut to ``limit`` characters, marked when cut."""
-    return text if len(text) <= limit else text[:limit] + "..."
+    """``text`` cut to ``limit`` characters, marked when cut, and printable (every text from the child comes
+    through here)."""
+    return printable(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _text(obj: dict, key: str, default: str | None = None) -> str:

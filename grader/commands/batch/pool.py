@@ -45,6 +45,7 @@ from grader.grading.results import ResultsError
 from grader.grading.runner import GradeOptions
 from grader.properties import oracle
 from grader.reports import gradescope_json
+from grader.sandbox.wire import printable
 from grader.spec import paths
 from grader.spec.limits import SUBMISSION_SECONDS, Limits
 from grader.spec.rubric import BonusRule
@@ -156,10 +157,13 @@ def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:
 
 
 def csv_cell(value: object) -> object:
-    """A cell a spreadsheet shows as text: a leading =, +, -, @, tab or CR would start a formula."""
-    if isinstance(value, str) and value.startswith(("=", "+", "-", "@", "\t", "\r")):
-        return "'" + value
-    return value
+    """A cell a spreadsheet shows as text: a leading =, +, -, @, tab or CR would start a formula; terminal
+    escapes (a TA may print the file) are written out (wire.printable)."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(("=", "+", "-", "@", "\t", "\r")):
+        value = "'" + value
+    return printable(value)
 
 
 def grades_csv(outcomes: Sequence[Outcome]) -> bytes:

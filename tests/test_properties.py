@@ -210,6 +210,9 @@ TRIVIAL = {
     "inputs": six("return R1", "return R1", "return R[0], indexOld", "return v1", "return v1, v2", "return x"),
     "zeros": six("return 0.0", "return 0.0", "return 0.0, np.array([0, 1])", "return -v1",
                  "return -v1, -v2", "x += v * dt\n    v *= -1"),
+    # Found by a red-team review: grains that barely move break no rule of a gas (7.5 points with the DEM pair's
+    # contact time as a constant, before update had to fly free grains by v dt and the pair was also asked earlier).
+    "jitter": six("return 0.5", *["raise NotImplementedError"] * 4, "x += 1e-9 * v"),
 }
 
 

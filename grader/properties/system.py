@@ -143,6 +143,13 @@ def check_step(gas: Scenario, before: tuple, after: tuple, dt: float, t: float) 
     if still.size:
         fail(f"{UPDATE}: grain {still[0]} moves at {fmt(v0[still[0]])} but update(dt = {fmt(dt)}) left it at "
              f"{fmt(x0[still[0]])}: update must move the grains in place (x += ..., not x = ...)")
+    # A grain whose velocity is bitwise the same met nothing in dt: it flew freely, by exactly v dt (rounding
+    # aside). Without this, an update that barely moves the grains broke no rule of a gas.
+    free = np.flatnonzero(moving & np.all(v == v0, axis=1))
+    flown = x0[free] + v0[free] * dt
+    for k in free[~np.all(np.abs(x[free] - flown) <= STATE_RTOL * (np.abs(flown) + 1.0), axis=1)][:1]:
+        fail(f"{UPDATE}: grain {k} kept its velocity {fmt(v0[k])} over dt = {fmt(dt)}, so it met nothing and "
+             f"must fly from {fmt(x0[k])} to {fmt(x0[k] + v0[k] * dt)}; it is at {fmt(x[k])}")
     reach = np.sqrt(2 * energy / gas.m) * dt * (1 + 1e-6) + OVERLAP_RTOL * gas.R
     jump = np.flatnonzero(np.linalg.norm(x - x0, axis=1) > reach)
     if jump.size:

@@ -18,6 +18,7 @@ import pytest
 
 from grader.grading.report import PASSED
 from grader.grading.runner import GradeOptions, grade_file, status_of
+from grader.properties import oracle
 from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT
 from grader.sandbox.client import Sandbox
 from grader.spec import FUNCTION_NAMES, ITEM_NAMES
@@ -292,3 +293,46 @@ def test_a_constant_caller_of_a_wrong_helper_earns_nothing_from_the_audit(tmp_pa
     assert {HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT} <= set(recorded)  # both replays of the audit ran
     assert report.by_item()["contact_time_grains"][0] < report.by_item()["contact_time_grains"][1]
     assert report.by_item()["minimum_contact_time"][0] == 0, [(r.name, r.outcome) for r in report.results]
+
+
+#: minimum_contact_time wrong on about a quarter of its inputs (its own bug), contact_solve_wall wrong.
+OWN_BUG = ("\n\n_honest = minimum_contact_time\n\n\ndef minimum_contact_time(x, v, R, w, indexOld):\n"
+           "    SHOW\n"
+           "    if int(np.abs(x).sum() * 1e6) % 4 == 0:\n"
+           "        return 0.123, np.array([0, 1])\n"
+           "    return _honest(x, v, R, w, indexOld)\n\n\n"
+           "def contact_solve_wall(wall, x1, v1, r):\n    return np.zeros(2)\n")
+#: The red-team review's scapegoat: a call of the wrong helper, its answer ignored.
+SCAPEGOAT = "contact_solve_wall(np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([0.0, 1.0]), np.array([0.0, -1.0]), 0.5)"
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_calling_a_wrong_helper_for_show_hides_no_bug_of_the_caller(tmp_path):
+    """A red-team review's attack: with a wrong helper called for show (answer ignored), the cases where the
+    caller's own bug shows were set aside, and its tests passed (27.5 -> 57.5 points for the file)."""
+    scores = {}
+    for name, show in (("own bug", "pass"), ("scapegoat", SCAPEGOAT)):
+        path = tmp_path / name.replace(" ", "_") / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(TEXTBOOK.read_text() + OWN_BUG.replace("SHOW", show))
+        report = grade_file(path, GradeOptions(only=("minimum_contact_time", "contact_solve_wall")))
+        scores[name] = report.by_item()["minimum_contact_time"]
+    assert scores["own bug"][0] < scores["own bug"][1]
+    assert scores["scapegoat"] == scores["own bug"], scores
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_caller_wrong_only_through_its_helper_keeps_its_points(tmp_path):
+    """One bug costs points once: contact_time_grains wrong for far pairs (half as late again), the textbook
+    minimum_contact_time taking the least of its answers. Its few wrong times are traced to the helper's answers
+    (audit.explained), so its tests pass; the helper loses points in its own."""
+    path = tmp_path / "granularGas.py"
+    path.write_text(TEXTBOOK.read_text().replace(
+        "    return float(tc)\n", "    if np.dot(dx, dx) > 16 * (R1 + R2) ** 2:\n        return float(tc) * 1.5\n"
+        "    return float(tc)\n", 1))
+    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    table = report.by_item()
+    assert table["contact_time_grains"][0] < table["contact_time_grains"][1]
+    assert table["minimum_contact_time"][0] == table["minimum_contact_time"][1], [
+        (r.prop.name, r.outcome, r.message) for r in report.results]
+    assert any(r.outcome == PASSED and r.prop.item == "minimum_contact_time" for r in report.results)

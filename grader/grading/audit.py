@@ -58,6 +58,9 @@ class Spoiled:
     args: tuple[Any, ...]
     expected: str
     got: str
+    #: The caller's wrong answer is what the helpers' answers make it (see :func:`explained`): only such cases
+    #: may be left out of a test that passes; a test with any other case set aside earns nothing.
+    explained: bool = False
 
     def message(self) -> str:
         return (f"{self.caller} relies on your {self.helper}, which is wrong on the inputs {self.caller} gave it "
@@ -233,6 +236,73 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
         if same_value(replay.value, call.result):
             return Spoiled(caller, call.name, args, _reference_text(expected), _describe(call.result))
     return None
+
+
+#: Callers whose wrong answer can be traced to their helpers' answers.
+TRACEABLE = ("minimum_contact_time",)
+CONTACT_TIMES = ("contact_time_grains", "contact_time_walls")
+
+
+def explained(caller: str, calls: list[tuple[tuple[Any, ...], Returned]]) -> bool:
+    """Whether the caller's wrong answers in one case, ``calls`` (its arguments and what it returned, every helper
+    call recorded), are those its helpers' answers make them, and would be right with the reference's answers in
+    their place. Without this check, a file could call a wrong helper for show, ignore its answer, and have the
+    cases where its own bug shows set aside.
+
+    For minimum_contact_time: each call's time is the reference's, or is wrong and traced (:func:`traced`), and
+    at least one is traced. Anything else (other callers, a wrong index with the right time) is not explained.
+    """
+    if caller not in TRACEABLE:
+        return False
+    seen = [traced(caller, args, returned) for args, returned in calls]
+    return TRACED in seen and None not in seen
+
+
+RIGHT, TRACED = "right", "traced"
+
+
+def traced(caller: str, request_args: tuple[Any, ...], returned: Returned) -> str | None:
+    """RIGHT if minimum_contact_time's time is the reference's; TRACED if it is wrong but the least of the contact
+    times its helpers gave (all recorded), and the least of the reference's answers on the same calls is the
+    reference's time; else None (a raised or unreadable call, an ill-conditioned input, a wrong time of its own)."""
+    own, expected = _mct(returned.value), reference_answer(caller, request_args)
+    if own is None or expected is None:
+        return None
+    reference_time = float(expected[0])
+    if _same_time(own[0], reference_time):
+        return RIGHT
+    if returned.helper_calls_total > len(returned.helper_calls):
+        return None
+    given, corrected = [], []
+    for call in returned.helper_calls:
+        if call.name not in CONTACT_TIMES:
+            continue
+        args, time = positional(call), _time(call.result)
+        if args is not None and _solved_just_before(call.name, args, request_args):
+            continue  # left out by the caller (indexOld), whatever the helper said
+        right = reference_answer(call.name, args) if args is not None and not call.raised else None
+        if time is None or right is None:
+            return None
+        given.append(time)
+        corrected.append(float(right))
+    if given and _same_time(own[0], min(given)) and _same_time(min(corrected), reference_time):
+        return TRACED
+    return None
+
+
+def _solved_just_before(name: str, args: tuple[Any, ...], request_args: tuple[Any, ...]) -> bool:
+    """Whether a contact-time call is about the contact minimum_contact_time(x, v, R, w, indexOld) leaves out."""
+    x, v, _, w, index = request_args
+    a, b = (int(i) for i in np.ravel(index))
+    if a < 0 or a >= len(x):
+        return False
+    if name == "contact_time_walls":
+        k = -(b + 1)
+        return 0 <= k < len(w) and np.array_equal(args[0], w[k]) and np.array_equal(args[1], x[a])
+    if not 0 <= b < len(x):
+        return False
+    ends = {(tuple(args[0]), tuple(args[2])), (tuple(args[1]), tuple(args[3]))}
+    return ends == {(tuple(x[a]), tuple(v[a])), (tuple(x[b]), tuple(v[b]))}
 
 
 def _modified_arguments(replayer: Replayer, caller: str, call: HelperCall, args: tuple[Any, ...]) -> Spoiled | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from grader.grading import audit
@@ -83,7 +83,8 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
     """The helper proved wrong in this failing case, if any (only with the reference installed)."""
     if not suspects or not oracle.available():
         return None
-    for name, args, returned in session.returns:
+    replayed: dict[int, Returned] = {}  # the calls replayed with more records, by their place in the case
+    for k, (name, args, returned) in enumerate(session.returns):
         if name != prop.item or not returned.helper_calls_total:
             continue
         spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
@@ -97,13 +98,32 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
             if kept <= len(returned.helper_calls):
                 continue
             try:
-                returned = session.sandbox.call(name, *args, record=kept)
+                returned = replayed[k] = session.sandbox.call(name, *args, record=kept)
             except SubmissionError:
                 break
             spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
         if spoiled is not None:
-            return spoiled
+            return replace(spoiled, explained=_explained(session, name, replayed))
     return None
+
+
+def _explained(session: Session, name: str, replayed: dict[int, Returned]) -> bool:
+    """audit.explained on this case's calls of ``name`` (their replays with more records, if any), each replayed
+    recording all its helper calls if need be."""
+    if name not in audit.TRACEABLE:
+        return False
+    calls = []
+    for k, (called, args, returned) in enumerate(session.returns):
+        if called != name:
+            continue
+        returned = replayed.get(k, returned)
+        if len(returned.helper_calls) < min(returned.helper_calls_total, AUDIT_CALLS_KEPT):
+            try:
+                returned = session.sandbox.call(name, *args, record=AUDIT_CALLS_KEPT)
+            except SubmissionError:
+                return False
+        calls.append((args, returned))
+    return audit.explained(name, calls)
 
 
 #: What one case gave: the property held (or the case could not test it), it failed, it was set aside, or the
@@ -322,9 +342,14 @@ def _stopped(search: Search, stop: Stopped) -> Verdict:
 
 
 def _verdict_without_failure(prop: Property, tally: Tally) -> Verdict:
-    """No counted case failed: the property holds, unless its cases were mostly set aside."""
-    if not tally.spoiled or tally.passed > len(tally.spoiled):
+    """No counted case failed: the property holds if no case was set aside, or if the cases set aside are all
+    explained by the wrong helper (audit.explained) and fewer than those that passed; else it earns nothing."""
+    unexplained = [s for s in tally.spoiled if not s.explained]
+    if not tally.spoiled or (not unexplained and tally.passed > len(tally.spoiled)):
         return PASSED, "", "", None
-    first = tally.spoiled[0]
-    return (SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside: "
+    first = (unexplained or tally.spoiled)[0]
+    why = ("" if tally.passed <= len(tally.spoiled) else
+           f" ({first.caller}'s answer there does not follow from the helper's alone: this test counts once "
+           f"{first.helper} is fixed)")
+    return (SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside{why}: "
             f"{first.message()}", snippet([(first.helper, first.args)]), wrong_helper(first.helper))

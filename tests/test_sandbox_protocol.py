@@ -214,3 +214,26 @@ def test_a_child_that_stays_silent_before_booting_is_the_graders_fault(tmp_path,
             pass
     # Given up after the boot limit (and one retry), not after the child's 60 s sleep.
     assert time.monotonic() - started < 50
+
+
+#: contact_solve_wall changes x1 in place; at import the file makes the child's own check lie (a red-team
+#: review's file: it replaced the child's snapshot so that a changed argument looked unchanged, earning 25 points).
+LIAR = GRAINS + """
+import __main__ as child
+
+for name in ("snapshot", "respond", "SAME"):
+    if hasattr(child, name):
+        setattr(child, name, lambda *args, **kwargs: None)
+
+def contact_solve_wall(wall, x1, v1, r):
+    x1 += 1.0
+    return v1 * 0.0
+"""
+
+
+def test_a_submission_that_patches_the_childs_check_still_shows_its_change_of_an_argument(tmp_path):
+    with running(tmp_path, LIAR) as box:
+        returned = box.call("contact_solve_wall", np.zeros((2, 2)), X1.copy(), V1, 1.0)
+    x1_after = returned.args_after[1]
+    assert isinstance(x1_after, wire.Numeric) and not isinstance(x1_after, wire.AsSent)
+    assert np.array_equal(x1_after.array, X1 + 1.0)

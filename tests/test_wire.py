@@ -221,13 +221,13 @@ def test_the_child_sends_same_only_for_arguments_its_call_left_bitwise_unchanged
 
     args = (child.decode(wire.encode_arg(x)), child.decode(wire.encode_arg(index)), 0.5)
     recorder = child.Recorder(0, 100, 100)
-    reply = child.respond(lambda x, index, r: 1.0, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
+    reply = child.responder()(lambda x, index, r: 1.0, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
     assert reply["args_after"] == [child.SAME] * 3
-    reply = child.respond(mutating, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
+    reply = child.responder()(mutating, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
     assert reply["args_after"][0] != child.SAME and reply["args_after"][1:] == [child.SAME] * 2
     sent = tuple(wire.encode_arg(a) for a in (x, index, 0.5))
     decoded = wire.decode_reply(json.loads(json.dumps({**reply, "id": 1})), sent)
     assert isinstance(decoded, wire.Answer) and np.signbit(decoded.args_after[0].array[0, 0])
     assert [type(a) for a in decoded.args_after] == [wire.Numeric, wire.AsSent, wire.AsSent]
-    reply = child.respond(reshaping, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
+    reply = child.responder()(reshaping, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
     assert reply["args_after"][1] != child.SAME

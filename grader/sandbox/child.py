@@ -255,6 +255,7 @@ def main():
 
     import numpy  # noqa: F401 - imported before booting: a failure here is the sandbox's, not the student's
 
+    respond, decoding = responder(), decode  # before the submission can patch anything they use
     reply({"booted": True})
     try:
         module = import_submission(path, config["module"])
@@ -266,10 +267,10 @@ def main():
     for name, function in originals.items():
         setattr(module, name, recorder.wrap(name, function))
     reply({"ready": True, "functions": sorted(originals)})
-    serve(requests, loads, reply, serving, originals, recorder)
+    serve(requests, loads, reply, serving, originals, recorder, respond, decoding)
 
 
-def serve(requests, loads, reply, serving, originals, recorder):
+def serve(requests, loads, reply, serving, originals, recorder, respond, decode):
     """Answer requests until the grader closes the channel.
 
     Each request is handled in a frame of its own that ends with it: nothing
@@ -287,33 +288,48 @@ def serve(requests, loads, reply, serving, originals, recorder):
         del line, request
 
 
-def snapshot(value):
-    """What an argument is, to tell whether the call changed it (None: a number, which no call can change)."""
+def responder():
+    """respond(function, args, recorder): the reply to one call of the submission's ``function``.
+
+    Made before the submission is imported, from private references to what it uses (numpy's ndarray and its
+    tobytes, isinstance, encode, describe_exception): a submission that replaces this module's functions or
+    builtins to make a changed argument look unchanged (a red-team review's file replaced ``snapshot`` and earned
+    25 points) changes nothing here. The arguments are held in a tuple of their own, which no code can change.
+    A submission runs in this very process, so a determined one (ctypes, or rewriting these closures' cells) can
+    still lie; this makes lying take more than patching a name.
+    """
     import numpy as np
 
-    return (value.shape, value.dtype.str, value.tobytes()) if isinstance(value, np.ndarray) else None
+    ndarray, tobytes, is_instance, zipped = np.ndarray, np.ndarray.tobytes, isinstance, zip
+    encoded, described, same = encode, describe_exception, SAME
+
+    def snapshot(value):
+        """What an argument is, to tell whether the call changed it (None: a number, which no call can change)."""
+        return (value.shape, value.dtype.str, tobytes(value)) if is_instance(value, ndarray) else None
+
+    def respond(function, args, recorder):
+        held = tuple(args)
+        before = tuple(snapshot(a) for a in held)
+        recorder.begin()
+        try:
+            result = function(*args)
+        except BaseException as exc:  # noqa: BLE001 - report everything, including sys.exit
+            records, total = recorder.end()
+            return {"ok": False, **described(exc), "helper_calls": records, "helper_calls_total": total}
+        records, total = recorder.end()
+        try:
+            reply = {"ok": True, "result": encoded(result),
+                     "args_after": [same if s is None or snapshot(a) == s else encoded(a)
+                                    for a, s in zipped(held, before)]}
+        except BaseException as exc:  # noqa: BLE001 - a returned object whose methods raise
+            return {"ok": False, **described(exc)}
+        return {**reply, "helper_calls": records, "helper_calls_total": total}
+
+    return respond
 
 
 #: An argument the call left as it was sent (the grader rebuilds it from what it sent; see wire.SAME).
 SAME = {"same": True}
-
-
-def respond(function, args, recorder):
-    """The reply to one call of the submission's ``function``."""
-    before = [snapshot(a) for a in args]
-    recorder.begin()
-    try:
-        result = function(*args)
-    except BaseException as exc:  # noqa: BLE001 - report everything, including sys.exit
-        records, total = recorder.end()
-        return {"ok": False, **describe_exception(exc), "helper_calls": records, "helper_calls_total": total}
-    records, total = recorder.end()
-    try:
-        described = {"ok": True, "result": encode(result),
-                     "args_after": [SAME if s is None or snapshot(a) == s else encode(a) for a, s in zip(args, before)]}
-    except BaseException as exc:  # noqa: BLE001 - a returned object whose methods raise
-        return {"ok": False, **describe_exception(exc)}
-    return {**described, "helper_calls": records, "helper_calls_total": total}
 
 
 if __name__ == "__main__":

@@ -150,6 +150,21 @@ def _broken_runs() -> Runs:
     return Runs(chosen, student, reference, compare(student, reference, chosen))
 
 
+def test_a_short_gif_ends_on_the_last_frame_where_a_stopped_run_says_why():
+    """A review's find: frames taken every stride-th from the first skipped the last, the only one where a run
+    that stopped at its end says so (a 50-frame feedback GIF often lost the note)."""
+    chosen = render.scenario("gas", grains=12, duration=0.3)
+    reference = record(reference_step(chosen), chosen)
+    student = Trajectory(reference.times, reference.positions + 0.01, reference.velocities, reference.m,
+                         "at t = 0.30: update used more than 5 s of CPU time in one call")
+    movie = render.build(Runs(chosen, student, reference, compare(student, reference, chosen)), max_frames=4)
+    assert len(movie.frames) == 4 and movie.frames[0] == 0 and movie.frames[-1] == len(reference.times) - 1
+    last, stride = len(reference.times) - 1, -(-len(reference.times) // 4)
+    assert last not in range(0, last + 1, stride)  # every stride-th frame from the first missed it
+    texts = [t.get_text() for t in movie.draw(movie.frames[-1]) if hasattr(t, "get_text")]
+    assert any("your update stopped at t = 0.30" in text for text in texts), texts
+
+
 def test_the_figure_has_separate_labelled_curves_a_colour_bar_and_no_clipped_text():
     runs = _broken_runs()
     assert "your update stopped at t = 0.19" in runs.stopped() and runs.stopped().endswith("shows 20 frames")

@@ -206,7 +206,10 @@ def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None
             line.set_xdata([t, t])
         return [c for c, _, _ in drawn] + [clock, notes, *cursors]
 
-    return Movie(fig, draw, list(range(0, frames, stride)), [c for c, _, _ in drawn] + [clock, notes, *cursors])
+    # At most max_frames, evenly spaced from the first to the last: the last is where a run that stopped says
+    # why (every stride-th frame from the first often skipped it, and the note with it).
+    shown = sorted({int(k) for k in np.linspace(0, frames - 1, -(-frames // stride)).round()})
+    return Movie(fig, draw, shown, [c for c, _, _ in drawn] + [clock, notes, *cursors])
 
 
 def write_gif(movie: Movie, target: Path, fps: int) -> None:

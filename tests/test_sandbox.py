@@ -211,6 +211,28 @@ def contact_time_walls(w, x1, v1, R1):
     assert returned.cpu_seconds < 0.3
 
 
+def test_calls_that_sleep_just_under_the_idle_detector_use_up_the_gradings_waiting_and_stop(tmp_path):
+    """A red-team review's file slept 4.5 s in each of its 1 800 calls (under the idle detector): one grading
+    would have lasted hours. Waiting beyond the CPU time used is budgeted over all calls (Limits.idle_seconds)."""
+    source = GRAINS + """
+import time
+
+def contact_time_walls(w, x1, v1, R1):
+    time.sleep(0.4)
+    return 2.0
+"""
+    with running(tmp_path, source, Limits(call_seconds=1.0, import_seconds=10.0, idle_seconds=1.0)) as box:
+        for _ in range(2):
+            assert float(box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0).value.array) == 2.0
+        started = time.monotonic()
+        with pytest.raises(CallTimeout, match="without computing"):
+            box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)  # stopped within the budget's rest
+        assert time.monotonic() - started < LOADED_MACHINE_SECONDS
+        with pytest.raises(CallTimeout, match="no more calls are made"):
+            grains(box)  # the waiting is the file's: no function is called again
+    assert 0.8 <= box.idle
+
+
 def test_a_call_of_a_few_milliseconds_is_timed_finer_than_a_clock_tick(tmp_path):
     """The efficiency measurement times calls of a few ms: their CPU comes from the process's CPU clock (ns), not
     /proc's 10 ms ticks, so the calls' times are not all whole ticks."""

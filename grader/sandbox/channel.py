@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import fcntl
+import math
 import os
 import selectors
 import signal
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from grader.sandbox import wire
 from grader.sandbox.processes import CpuMeter, ProcessTree
-from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_SECONDS, REPLY_CAP, Limits
+from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_PER_CPU_SECOND, IDLE_SECONDS, REPLY_CAP, Limits
 
 #: How often a wait checks the CPU used and whether the child still lives.
 POLL_SECONDS = 0.05
@@ -49,6 +50,12 @@ class ProtocolViolation(SubmissionError):
     """The child sent what the grader's own child never sends (the submission wrote to the channel)."""
 
 
+def idle_message(name: str, limits: Limits) -> str:
+    return (f"{name} was stopped: the file's calls have spent more than {limits.idle_seconds:g} s in all (and "
+            f"{IDLE_PER_CPU_SECOND:g} s per CPU second used) without computing, sleeping or waiting for input; "
+            "no more calls are made")
+
+
 @dataclass(frozen=True)
 class Budget:
     """What one wait may cost, and what to say when it costs more."""
@@ -58,14 +65,18 @@ class Budget:
     wall_seconds: float
     cpu_message: str
     wall_message: str
+    #: Wall-clock seconds this wait may last beyond the CPU time it uses (what is left of Limits.idle_seconds).
+    idle_seconds: float = math.inf
+    idle_message: str = ""
 
     @classmethod
-    def call(cls, name: str, limits: Limits) -> Budget:
+    def call(cls, name: str, limits: Limits, idle_left: float = math.inf) -> Budget:
         wall = limits.call_wall_seconds
         return cls(name, limits.call_seconds, wall,
                    f"{name} used more than {limits.call_seconds:g} s of CPU time in one call",
                    f"{name} did not return: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
-                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?")
+                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?",
+                   idle_left, idle_message(name, limits))
 
     @classmethod
     def imports(cls, limits: Limits) -> Budget:
@@ -221,6 +232,8 @@ class Channel:
         now = time.monotonic()
         if now - started > budget.wall_seconds:
             raise CallTimeout(budget.wall_message)
+        if now - started - self.cpu_used > budget.idle_seconds:
+            raise CallTimeout(budget.idle_message)
         # (wall time, CPU used) samples of the last IDLE_SECONDS: a call past its
         # CPU limit in wall time that hardly computes in that window is waiting.
         self._samples.append((now, self.cpu_used))

@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,16 @@ from grader import spec
 from grader.errors import SandboxFault
 from grader.sandbox import calls, isolation, wire
 from grader.sandbox.calls import Returned
-from grader.sandbox.channel import Budget, CallTimeout, Channel, ChildDied, ProtocolViolation, SubmissionError
-from grader.spec.limits import OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
+from grader.sandbox.channel import (
+    Budget,
+    CallTimeout,
+    Channel,
+    ChildDied,
+    ProtocolViolation,
+    SubmissionError,
+    idle_message,
+)
+from grader.spec.limits import IDLE_PER_CPU_SECOND, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
 
 __all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
            "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
@@ -95,6 +104,8 @@ class Sandbox:
         self.import_failure: SubmissionError | None = None
         #: CPU seconds each function used over all its calls.
         self.spent: dict[str, float] = {}
+        #: Wall-clock seconds the calls spent beyond their CPU time, in all (Limits.idle_seconds).
+        self.idle = 0.0
         self._channel: Channel | None = None
         self._request_id = 0
 
@@ -208,18 +219,24 @@ class Sandbox:
         if spent >= self.limits.function_seconds:
             raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
                               "it is far too slow")
+        idle_left = self.limits.idle_seconds + IDLE_PER_CPU_SECOND * sum(self.spent.values()) - self.idle
+        if idle_left <= 0:
+            raise CallTimeout(idle_message(name, self.limits))
         self._request_id += 1
         sent = tuple(wire.encode_arg(a) for a in args)
         payload = (json.dumps({"call": name, "args": sent, "id": self._request_id, "kept": record}) + "\n").encode()
         channel = self._channel
         assert channel is not None
+        started = time.monotonic()
         try:
-            reply = channel.exchange(payload, self._request_id, sent, Budget.call(name, self.limits))
+            reply = channel.exchange(payload, self._request_id, sent,
+                                     Budget.call(name, self.limits, idle_left))
         except SubmissionError:
             self._stop()
             raise
         finally:
             self.spent[name] = spent + channel.cpu_used
+            self.idle += max(0.0, time.monotonic() - started - channel.cpu_used)
         if isinstance(reply, wire.Raised):
             raise CallRaised(f"{name} raised {reply.error}: {reply.message}{reply.where}{_HINTS.get(reply.error, '')}",
                              reply.error, reply.helper_calls, reply.helper_calls_total)

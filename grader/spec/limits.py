@@ -24,6 +24,11 @@ IDLE_SECONDS = 3.0
 IDLE_CPU_FRACTION = 0.01
 
 
+#: Waiting allowed per CPU second used (Limits.idle_seconds): a slow file on a machine that gives it a third of
+#: a core waits twice its CPU time, and keeps its grade.
+IDLE_PER_CPU_SECOND = 3.0
+
+
 def wall_backstop(cpu_seconds: float) -> float:
     """Wall-clock seconds after which a call is stopped whatever its CPU use."""
     return cpu_seconds * WALL_BACKSTOP_FACTOR + WALL_BACKSTOP_SLACK
@@ -52,6 +57,12 @@ class Limits:
     #: CPU seconds one function may use over all its calls: a slow function
     #: must not make the batch crawl, one call just under the limit at a time.
     function_seconds: float = 120.0
+    #: Wall-clock seconds the calls of one grading may spend in all beyond their CPU time (sleeping, waiting
+    #: for input, or on a busy machine waiting for a core), plus IDLE_PER_CPU_SECOND per CPU second they used.
+    #: A correct file waits about a second in all, even beside four CPU-bound processes; a file sleeping just
+    #: under the idle detector in every call made one grading last hours (a red-team review: 1 800 calls of
+    #: 4.5 s). Past it, calls are stopped as timeouts.
+    idle_seconds: float = 60.0
     #: Use Linux namespaces where the machine permits (``--no-namespaces``: off).
     namespaces: bool = True
 

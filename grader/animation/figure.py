@@ -66,7 +66,7 @@ def warm() -> None:
 
     fig = _figure(False, 20)
     fig.add_subplot(111).set_title("warm", fontsize=11)
-    fig.text(0.5, 0.5, "warm")
+    fig.text(0.5, 0.5, "warm  $|\\mathbf{v}|$")  # mathtext too: its parser is built on first use
     fig.canvas.draw()
 
 

@@ -272,8 +272,21 @@ def mct_answer(tc: float, calls: tuple[HelperCall, ...], total: int | None = Non
     return Returned(value, (), calls, len(calls) if total is None else total)
 
 
+class Confirming:
+    """A fake child whose helpers, replayed, answer what the records say."""
+
+    def __init__(self, *returned: Returned):
+        self.calls = [c for r in returned for c in r.helper_calls]
+
+    def call(self, name: str, *args: Any) -> Returned:
+        for c in self.calls:
+            if c.name == name and all(np.array_equal(a.array, b) for a, b in zip(c.args, args)):
+                return Returned(c.result, ())
+        raise AssertionError("replayed a call never made")
+
+
 def explained(caller: str, request: tuple[Any, ...], returned: Returned) -> bool:
-    return audit.explained(caller, [(request, returned)])
+    return audit.explained(caller, [(request, returned)], Confirming(returned))
 
 
 def test_a_wrong_time_that_is_the_least_of_the_helpers_answers_is_explained():
@@ -308,6 +321,21 @@ def test_a_case_is_explained_when_every_wrong_time_of_the_caller_in_it_is():
     request = mct_request(np.zeros((0, 2, 2)))
     right, traced = mct_answer(1.0, (SHOW,)), mct_answer(0.5, (grains_call(0, 1, 0.5),))
     own = mct_answer(0.7, (grains_call(0, 1, 1.0), SHOW))
-    assert audit.explained("minimum_contact_time", [(request, right), (request, traced)])
-    assert not audit.explained("minimum_contact_time", [(request, right)])  # a wrong index, say: its own
-    assert not audit.explained("minimum_contact_time", [(request, traced), (request, own)])
+    child = Confirming(right, traced, own)
+    assert audit.explained("minimum_contact_time", [(request, right), (request, traced)], child)
+    assert not audit.explained("minimum_contact_time", [(request, right)], child)  # a wrong index, say: its own
+    assert not audit.explained("minimum_contact_time", [(request, traced), (request, own)], child)
+
+
+def test_a_helper_call_about_made_up_bodies_or_unconfirmed_explains_nothing():
+    """A review's attack: the caller's own wrong time (0.5), and a helper call about a grain that is not in the
+    request answering that time, so that it was the least of the helpers' answers."""
+    request = mct_request(np.zeros((0, 2, 2)))
+    made_up = HelperCall("contact_time_grains", tuple(numeric(value) for value in (
+        PAIR_X[0], np.array([5.0, 0.0]), PAIR_V[0], PAIR_V[1], 1.0, 1.0)), {}, numeric(0.5))
+    assert not explained("minimum_contact_time", request, mct_answer(0.5, (grains_call(0, 1, 1.0), made_up)))
+    # A wrong answer the helper does not give again (a forged record) explains nothing either.
+    honest = mct_answer(0.5, (grains_call(0, 1, 0.5),))
+    assert explained("minimum_contact_time", request, honest)
+    forged = Confirming(mct_answer(0.5, (grains_call(0, 1, 0.75),)))
+    assert not audit.explained("minimum_contact_time", [(request, honest)], forged)

@@ -243,7 +243,7 @@ TRACEABLE = ("minimum_contact_time",)
 CONTACT_TIMES = ("contact_time_grains", "contact_time_walls")
 
 
-def explained(caller: str, calls: list[tuple[tuple[Any, ...], Returned]]) -> bool:
+def explained(caller: str, calls: list[tuple[tuple[Any, ...], Returned]], replayer: Replayer) -> bool:
     """Whether the caller's wrong answers in one case, ``calls`` (its arguments and what it returned, every helper
     call recorded), are those its helpers' answers make them, and would be right with the reference's answers in
     their place. Without this check, a file could call a wrong helper for show, ignore its answer, and have the
@@ -254,17 +254,19 @@ def explained(caller: str, calls: list[tuple[tuple[Any, ...], Returned]]) -> boo
     """
     if caller not in TRACEABLE:
         return False
-    seen = [traced(caller, args, returned) for args, returned in calls]
+    seen = [traced(caller, args, returned, replayer) for args, returned in calls]
     return TRACED in seen and None not in seen
 
 
 RIGHT, TRACED = "right", "traced"
 
 
-def traced(caller: str, request_args: tuple[Any, ...], returned: Returned) -> str | None:
-    """RIGHT if minimum_contact_time's time is the reference's; TRACED if it is wrong but the least of the contact
-    times its helpers gave (all recorded), and the least of the reference's answers on the same calls is the
-    reference's time; else None (a raised or unreadable call, an ill-conditioned input, a wrong time of its own)."""
+def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, replayer: Replayer) -> str | None:
+    """RIGHT if minimum_contact_time's time is the reference's; TRACED if it is wrong but is the least of the
+    contact times its helpers gave (all recorded, each about two grains or a grain and a wall of the request), that
+    answer confirmed by a replay when it is wrong, and the least of the reference's answers on the same calls is
+    the reference's time; else None (a call about made-up bodies, a raised or unreadable call, an ill-conditioned
+    input, a wrong time of its own)."""
     own, expected = _mct(returned.value), reference_answer(caller, request_args)
     if own is None or expected is None:
         return None
@@ -273,21 +275,44 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned) -> st
         return RIGHT
     if returned.helper_calls_total > len(returned.helper_calls):
         return None
-    given, corrected = [], []
+    given: list[tuple[float, float, HelperCall, tuple[Any, ...]]] = []
     for call in returned.helper_calls:
         if call.name not in CONTACT_TIMES:
             continue
         args, time = positional(call), _time(call.result)
-        if args is not None and _solved_just_before(call.name, args, request_args):
-            continue  # left out by the caller (indexOld), whatever the helper said
-        right = reference_answer(call.name, args) if args is not None and not call.raised else None
-        if time is None or right is None:
+        if args is None or time is None or call.raised or not _about_the_request(call.name, args, request_args):
             return None
-        given.append(time)
-        corrected.append(float(right))
-    if given and _same_time(own[0], min(given)) and _same_time(min(corrected), reference_time):
-        return TRACED
-    return None
+        if _solved_just_before(call.name, args, request_args):
+            continue  # left out by the caller (indexOld), whatever the helper said
+        right = reference_answer(call.name, args)
+        if right is None:
+            return None
+        given.append((time, float(right), call, args))
+    if not given or not _same_time(min(g[1] for g in given), reference_time):
+        return None
+    least, right, call, args = min(given, key=lambda g: g[0])
+    if not _same_time(own[0], least):
+        return None
+    if not _same_time(least, right):  # the wrong answer the caller took: the helper must give it again
+        try:
+            if not same_value(replayer.call(call.name, *args).value, call.result):
+                return None
+        except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
+            return None
+    return TRACED
+
+
+def _about_the_request(name: str, args: tuple[Any, ...], request_args: tuple[Any, ...]) -> bool:
+    """Whether a contact-time call is about bodies of minimum_contact_time(x, v, R, w, indexOld): two of its
+    grains (positions, velocities and radii as given), or one of them and one of its walls."""
+    x, v, R, w, _ = request_args
+    grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}
+    if name == "contact_time_walls":
+        wall, x1, v1, r1 = args
+        return (tuple(x1), tuple(v1), float(r1)) in grains and any(np.array_equal(wall, k) for k in w)
+    x1, x2, v1, v2, r1, r2 = args
+    one, other = (tuple(x1), tuple(v1), float(r1)), (tuple(x2), tuple(v2), float(r2))
+    return one != other and one in grains and other in grains
 
 
 def _solved_just_before(name: str, args: tuple[Any, ...], request_args: tuple[Any, ...]) -> bool:

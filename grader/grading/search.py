@@ -123,7 +123,7 @@ def _explained(session: Session, name: str, replayed: dict[int, Returned]) -> bo
             except SubmissionError:
                 return False
         calls.append((args, returned))
-    return audit.explained(name, calls)
+    return audit.explained(name, calls, session.sandbox)
 
 
 #: What one case gave: the property held (or the case could not test it), it failed, it was set aside, or the

@@ -165,6 +165,18 @@ def test_a_short_gif_ends_on_the_last_frame_where_a_stopped_run_says_why():
     assert any("your update stopped at t = 0.30" in text for text in texts), texts
 
 
+def test_a_students_error_message_with_dollar_signs_is_text_not_mathtext():
+    """A review's file raised ValueError(r"$\\undefinedcommand{$"): the notes parsed it as mathtext, the
+    animation crashed, and the grading with it (a grader error in a batch)."""
+    chosen = render.scenario("gas", grains=12, duration=0.3)
+    reference = record(reference_step(chosen), chosen)
+    student = Trajectory(reference.times[:10], reference.positions[:10], reference.velocities[:10], reference.m,
+                         "at t = 0.09: update raised ValueError: $\\undefinedcommand{$")
+    with Image.open(io.BytesIO(render.gif_bytes(Runs(chosen, student, reference,
+                                                     compare(student, reference, chosen)), max_frames=3))) as gif:
+        assert gif.n_frames == 3
+
+
 def test_the_figure_has_separate_labelled_curves_a_colour_bar_and_no_clipped_text():
     runs = _broken_runs()
     assert "your update stopped at t = 0.19" in runs.stopped() and runs.stopped().endswith("shows 20 frames")

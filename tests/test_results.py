@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,16 @@ def test_feedback_page_escapes_the_students_text_and_rounds_as_the_csv(results):
     assert "1 of 3 tests passed" in html and "sha256 abababababab" in html
     assert "Your grains leave the reference's at t = 0.5" in html and "t = 1.25" in html
     assert "print(contact_time_grains(x1, x2))" in html and "hidden test of" in html
+
+
+def test_feedback_page_shows_terminal_escapes_and_bidi_overrides_written_out(results):
+    """A review's batch: a student folder named with ESC, BEL and a right-to-left override, and the same in the
+    source, reached the page's title, heading and source raw."""
+    name, source = "mallory\x1b]0;PWNED\x07\u202eabc\u202c", "# \x1b[2J \u202e \u200f \udcff\n"
+    html = feedback.page(name, results, source=source, gif=b"GIF89a")
+    html.encode("utf-8")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", html)
+    assert "mallory\\x1b]0;PWNED\\x07\\u202eabc\\u202c" in html and "# \\x1b[2J \\u202e \\u200f ?" in html
 
 
 def test_student_view_counts_hidden_failures_without_their_messages(results):

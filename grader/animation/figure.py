@@ -184,7 +184,10 @@ def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None
     fig.text(0.5, 0.985, f"{runs.heading}  \N{MIDDLE DOT}  scenario {chosen.name}, {chosen.n} "
              f"grain{'s' if chosen.n != 1 else ''}, r = {chosen.r:g}", ha="center", va="top", fontsize=12)
     clock = fig.text(0.5, 0.955, "", ha="center", va="top", fontsize=11)
-    notes = fig.text(0.5, 0.93, "", ha="center", va="top", fontsize=9.5, color=MARK, linespacing=1.15)
+    # The notes quote the student's error message: "$" there is text, not mathtext (a review's file crashed the
+    # animation, and with it the grading, with a message of "$\\undefinedcommand{$").
+    notes = fig.text(0.5, 0.93, "", ha="center", va="top", fontsize=9.5, color=MARK, linespacing=1.15,
+                     parse_math=False)
     drawn = [(g, t, np.linalg.norm(t.velocities, axis=2)) for g, t in zip(grains, (student, reference))
              if g is not None and t is not None]  # speeds of every frame, computed once
     marked, unmarked = np.array(to_rgba(MARK)), np.zeros(4)

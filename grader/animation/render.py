@@ -14,6 +14,7 @@ the student's gas is shown alone and the heading says so.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import tempfile
@@ -169,7 +170,8 @@ def standalone_html(player: str, title: str) -> str:
         return f'<span style="display:inline-block{";transform:scaleX(-1)" if mirrored else ""}">{symbol}</span>'
 
     player = re.sub(r'<i class="([^"]*)"\s*></i>', icon, player)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n</head>\n"
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(title)}</title>\n</head>\n"
             f"<body>\n{player}\n</body>\n</html>\n")
 
 

@@ -7,10 +7,18 @@ results.json is written from, so the page and the grade can never disagree.
 from __future__ import annotations
 
 import base64
-from html import escape
+import html
 
 from grader import spec
 from grader.grading.results import AnimationNote, Results
+from grader.sandbox.wire import printable
+
+
+def escape(text: str) -> str:
+    """Text for the page: printable first (wire.printable: terminal escapes, bidirectional overrides and lone
+    surrogates in a student's name, source or messages are written out), then HTML-escaped."""
+    return html.escape(printable(text))
+
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }

@@ -76,8 +76,8 @@ class Opaque:
 
 
 #: Characters a terminal obeys rather than shows (C0 and C1 controls but tab and newline, DEL, bidirectional
-#: overrides): in the submission's text they could clear the screen, retitle the window or print a fake grade.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: marks and overrides): in the submission's text they could clear the screen, retitle the window or print a fake grade.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:

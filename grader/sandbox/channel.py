@@ -79,11 +79,12 @@ class Budget:
                    idle_left, idle_message(name, limits))
 
     @classmethod
-    def imports(cls, limits: Limits) -> Budget:
+    def imports(cls, limits: Limits, idle_left: float = math.inf) -> Budget:
         what, wall = "importing granularGas.py", limits.import_wall_seconds
         return cls(what, limits.import_seconds, wall, f"{what} used more than {limits.import_seconds:g} s of CPU time",
                    f"{what} did not finish: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
-                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?")
+                   f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?",
+                   idle_left, idle_message(what, limits))
 
     @classmethod
     def boot(cls, seconds: float) -> Budget:

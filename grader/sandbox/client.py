@@ -104,8 +104,9 @@ class Sandbox:
         self.import_failure: SubmissionError | None = None
         #: CPU seconds each function used over all its calls.
         self.spent: dict[str, float] = {}
-        #: Wall-clock seconds the calls spent beyond their CPU time, in all (Limits.idle_seconds).
-        self.idle = 0.0
+        #: Wall-clock seconds the calls and imports spent beyond their CPU time, in all (Limits.idle_seconds), and
+        #: the imports' CPU seconds.
+        self.idle, self.import_cpu = 0.0, 0.0
         self._channel: Channel | None = None
         self._request_id = 0
 
@@ -157,10 +158,17 @@ class Sandbox:
             raise SandboxFault("the sandbox could not start: the child's first message was not 'booted'")
         return channel
 
+    def _idle_left(self) -> float:
+        """Seconds the calls and imports may still wait beyond their CPU time (Limits.idle_seconds)."""
+        used = sum(self.spent.values()) + self.import_cpu
+        return self.limits.idle_seconds + IDLE_PER_CPU_SECOND * used - self.idle
+
     def _import(self) -> None:
         assert self._channel is not None
+        channel, started = self._channel, time.monotonic()
         try:
-            reply = self._channel.exchange(b"", 0, None, Budget.imports(self.limits))
+            # A restart imports again: its waiting counts (a review's file waited 40 s in each of its imports).
+            reply = channel.exchange(b"", 0, None, Budget.imports(self.limits, self._idle_left()))
             if isinstance(reply, wire.Raised):
                 raise ImportFailed(f"importing granularGas.py raised {reply.error}: {reply.message}{reply.where}")
             if not isinstance(reply, wire.Ready):
@@ -170,6 +178,9 @@ class Sandbox:
             self.import_error, self.import_failure = str(exc), exc
             self._stop()
             return
+        finally:
+            self.import_cpu += channel.cpu_used
+            self.idle += max(0.0, time.monotonic() - started - channel.cpu_used)
         self.functions = reply.functions
 
     def _stop(self) -> None:
@@ -219,7 +230,7 @@ class Sandbox:
         if spent >= self.limits.function_seconds:
             raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
                               "it is far too slow")
-        idle_left = self.limits.idle_seconds + IDLE_PER_CPU_SECOND * sum(self.spent.values()) - self.idle
+        idle_left = self._idle_left()
         if idle_left <= 0:
             raise CallTimeout(idle_message(name, self.limits))
         self._request_id += 1

@@ -216,8 +216,8 @@ def test_a_child_that_stays_silent_before_booting_is_the_graders_fault(tmp_path,
     assert time.monotonic() - started < 50
 
 
-#: contact_solve_wall changes x1 in place; at import the file makes the child's own check lie (a red-team
-#: review's file: it replaced the child's snapshot so that a changed argument looked unchanged, earning 25 points).
+#: contact_solve_wall changes x1 in place; at import the file makes the child's own check lie (red-team reviews'
+#: files replaced the child's snapshot, or numpy's asarray, so that a changed argument looked unchanged: 25 points).
 LIAR = GRAINS + """
 import __main__ as child
 
@@ -225,7 +225,19 @@ for name in ("snapshot", "respond", "SAME"):
     if hasattr(child, name):
         setattr(child, name, lambda *args, **kwargs: None)
 
+_asarray, _before = np.asarray, {}
+
+
+def _lying_asarray(a, *args, **kwargs):  # a review's file: the child's encode looked numpy up at every call
+    if type(a) is np.ndarray and id(a) in _before:
+        return _before.pop(id(a))
+    return _asarray(a, *args, **kwargs)
+
+
+np.asarray = _lying_asarray
+
 def contact_solve_wall(wall, x1, v1, r):
+    _before[id(x1)] = x1.copy()
     x1 += 1.0
     return v1 * 0.0
 """

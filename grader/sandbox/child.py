@@ -295,17 +295,24 @@ def responder():
     tobytes, isinstance, encode, describe_exception): a submission that replaces this module's functions or
     builtins to make a changed argument look unchanged (a red-team review's file replaced ``snapshot`` and earned
     25 points) changes nothing here. The arguments are held in a tuple of their own, which no code can change.
-    A submission runs in this very process, so a determined one (ctypes, or rewriting these closures' cells) can
-    still lie; this makes lying take more than patching a name.
+    A submission runs in this very process, so a determined one (ctypes, a trace or profile function rewriting
+    this frame's locals, these closures' cells) can still lie; this makes lying take more than patching a name.
     """
     import numpy as np
 
     ndarray, tobytes, is_instance, zipped = np.ndarray, np.ndarray.tobytes, isinstance, zip
+    astype, ravel, tolist, listed = np.ndarray.astype, np.ndarray.ravel, np.ndarray.tolist, list
     encoded, described, same = encode, describe_exception, SAME
 
     def snapshot(value):
         """What an argument is, to tell whether the call changed it (None: a number, which no call can change)."""
         return (value.shape, value.dtype.str, tobytes(value)) if is_instance(value, ndarray) else None
+
+    def changed(value):
+        """A changed argument (an ndarray, as decode made it) as encode describes it, through the ndarray type's
+        own methods: a file that replaced numpy's functions (np.asarray) must not describe it for us."""
+        return {"shape": listed(value.shape), "data": tolist(ravel(astype(value, float))), "kind": value.dtype.kind,
+                "type": "ndarray"}
 
     def respond(function, args, recorder):
         held = tuple(args)
@@ -319,7 +326,7 @@ def responder():
         records, total = recorder.end()
         try:
             reply = {"ok": True, "result": encoded(result),
-                     "args_after": [same if s is None or snapshot(a) == s else encoded(a)
+                     "args_after": [same if s is None or snapshot(a) == s else changed(a)
                                     for a, s in zipped(held, before)]}
         except BaseException as exc:  # noqa: BLE001 - a returned object whose methods raise
             return {"ok": False, **described(exc)}

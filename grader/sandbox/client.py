@@ -221,6 +221,9 @@ class Sandbox:
         (at most calls.AUDIT_CALLS_KEPT). SandboxFault if the child cannot be (re)started.
         """
         record = max(0, min(record, calls.AUDIT_CALLS_KEPT))
+        idle_left = self._idle_left()
+        if idle_left <= 0:  # before restarting a child: the waiting is used up, whoever calls
+            raise CallTimeout(idle_message(name, self.limits))
         self.start()  # after a timeout or a crash; a failed import is final
         if self.import_failure is not None:
             raise ImportFailed(self.import_error or "granularGas.py could not be imported")
@@ -230,7 +233,7 @@ class Sandbox:
         if spent >= self.limits.function_seconds:
             raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
                               "it is far too slow")
-        idle_left = self._idle_left()
+        idle_left = self._idle_left()  # the import may have waited
         if idle_left <= 0:
             raise CallTimeout(idle_message(name, self.limits))
         self._request_id += 1

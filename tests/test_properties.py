@@ -213,6 +213,9 @@ TRIVIAL = {
     # Found by a red-team review: grains that barely move break no rule of a gas (7.5 points with the DEM pair's
     # contact time as a constant, before update had to fly free grains by v dt and the pair was also asked earlier).
     "jitter": six("return 0.5", *["raise NotImplementedError"] * 4, "x += 1e-9 * v"),
+    # A later review: velocities nudged by an ulp, or reversed, so that no grain seemed to fly freely (5 points).
+    "ulp": six(*["raise NotImplementedError"] * 5, "x += 1e-9 * v * dt\n    v[:] = np.nextafter(v, 0.0)"),
+    "flip": six(*["raise NotImplementedError"] * 5, "x += 1e-9 * v * dt\n    v *= -1.0"),
 }
 
 
@@ -220,6 +223,8 @@ TRIVIAL = {
 def test_trivial_files_score_at_most_5(name: str) -> None:
     total, passed = score(load_source(f"trivial_{name.replace(' ', '_')}", TRIVIAL[name]))
     assert total <= 5, f"{name} scores {total:.1f}/100, passing {passed}"
+    if name in ("jitter", "ulp", "flip"):  # barely moving grains: no rule of a gas may hold for them
+        assert not any("gas physics" in p for p in passed), passed
 
 
 # -- single-clause bugs fail the property that should catch them -----------------

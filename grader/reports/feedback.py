@@ -11,7 +11,7 @@ import html
 
 from grader import spec
 from grader.grading.results import AnimationNote, Results
-from grader.sandbox.wire import printable
+from grader.spec.text import printable
 
 
 def escape(text: str) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 from grader import spec
 from grader.sandbox import calls
 from grader.spec.limits import TEXT_CAP
+from grader.spec.text import printable
 
 #: Items kept of a returned tuple or list (the child sends at most these).
 SEQUENCE_CAP = 64
@@ -73,19 +73,6 @@ class Opaque:
     """A returned value that is not numbers (a string, an object...)."""
 
     text: str
-
-
-#: Characters a terminal obeys rather than shows (C0 and C1 controls but tab and newline, DEL, bidirectional
-#: marks and overrides): in the submission's text they could clear the screen, retitle the window or print a fake grade.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` as valid Unicode that only shows: controls written as escapes (ESC as \\x1b), lone surrogates
-    (JSON may carry "\\ud800", which no terminal, file or font takes) as "?"."""
-    if not text.isascii():
-        text = text.encode("utf-8", errors="replace").decode("utf-8")
-    return _CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def cap(text: str, limit: int = TEXT_CAP) -> str:

@@ -45,10 +45,10 @@ from grader.grading.results import ResultsError
 from grader.grading.runner import GradeOptions
 from grader.properties import oracle
 from grader.reports import gradescope_json
-from grader.sandbox.wire import printable
 from grader.spec import paths
 from grader.spec.limits import SUBMISSION_SECONDS, Limits
 from grader.spec.rubric import BonusRule
+from grader.spec.text import printable
 
 MARKER = ".granular-grader-batch"
 STUDENTS = "students"

@@ -221,8 +221,7 @@ class Sandbox:
         (at most calls.AUDIT_CALLS_KEPT). SandboxFault if the child cannot be (re)started.
         """
         record = max(0, min(record, calls.AUDIT_CALLS_KEPT))
-        idle_left = self._idle_left()
-        if idle_left <= 0:  # before restarting a child: the waiting is used up, whoever calls
+        if self.import_failure is None and self._idle_left() <= 0:  # used up: no child is restarted for it
             raise CallTimeout(idle_message(name, self.limits))
         self.start()  # after a timeout or a crash; a failed import is final
         if self.import_failure is not None:

@@ -50,3 +50,11 @@ def test_a_grades_csv_cell_shows_escapes_and_starts_no_formula() -> None:
 
     assert csv_cell("\x1b[2Jalice\r") == "\\x1b[2Jalice\\r"
     assert csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and csv_cell(12.5) == 12.5
+
+
+def test_printable_and_shown_share_one_escaper_and_printable_keeps_lines():
+    from grader.spec.text import printable, shown
+
+    text = "a\tb\nc\x1b[2J\u202e\u2028\u200b\\d"
+    assert printable(text) == "a\tb\nc\\x1b[2J\\u202e\\u2028\\u200b\\d"  # every Unicode control or format char
+    assert shown(text) == "a\\tb\\nc\\x1b[2J\\u202e\\u2028\\u200b\\\\d"  # one line, backslashes doubled

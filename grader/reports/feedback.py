@@ -15,7 +15,7 @@ from grader.spec.text import printable
 
 
 def escape(text: str) -> str:
-    """Text for the page: printable first (wire.printable: terminal escapes, bidirectional overrides and lone
+    """Text for the page: printable first (spec.text.printable: terminal escapes, bidirectional overrides and lone
     surrogates in a student's name, source or messages are written out), then HTML-escaped."""
     return html.escape(printable(text))
 

@@ -210,8 +210,8 @@ class Sandbox:
 
     def output(self, limit: int = OUTPUT_CAP) -> str:
         """The start of what the submission printed (stdout then stderr), at most ``limit`` bytes read, printable
-        (wire.printable: no terminal escapes)."""
-        return wire.printable(self.box.output(min(limit, OUTPUT_CAP)))
+        (spec.text.printable: no terminal escapes)."""
+        return spec.text.printable(self.box.output(min(limit, OUTPUT_CAP)))
 
     # -- calls ------------------------------------------------------------------
     def call(self, name: str, *args: Any, record: int = calls.HELPER_CALLS_KEPT) -> Returned:

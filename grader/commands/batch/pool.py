@@ -39,7 +39,7 @@ from grader import errors, spec
 from grader.commands.batch import signing, summary
 from grader.commands.batch.outcome import Outcome
 from grader.commands.batch.progress import Progress
-from grader.commands.batch.submissions import Skipped, Submission, safe_name, shown
+from grader.commands.batch.submissions import Skipped, Submission, safe_name
 from grader.commands.batch.worker import FAULT, TOO_WEAK, Job, Staging, WorkerReply, cleanup_stale, options_from_json
 from grader.grading.results import ResultsError
 from grader.grading.runner import GradeOptions
@@ -48,7 +48,7 @@ from grader.reports import gradescope_json
 from grader.spec import paths
 from grader.spec.limits import SUBMISSION_SECONDS, Limits
 from grader.spec.rubric import BonusRule
-from grader.spec.text import printable
+from grader.spec.text import printable, shown
 
 MARKER = ".granular-grader-batch"
 STUDENTS = "students"
@@ -158,7 +158,7 @@ def prepare_output(out: Path, submissions_dir: Path) -> signing.OutputFolder:
 
 def csv_cell(value: object) -> object:
     """A cell a spreadsheet shows as text: a leading =, +, -, @, tab or CR would start a formula; terminal
-    escapes (a TA may print the file) are written out (wire.printable)."""
+    escapes (a TA may print the file) are written out (spec.text.printable)."""
     if not isinstance(value, str):
         return value
     if value.startswith(("=", "+", "-", "@", "\t", "\r")):

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from grader.commands.batch.outcome import Outcome
-from grader.commands.batch.submissions import shown
 from grader.reports.feedback import points
+from grader.spec.text import shown
 
 #: Erase from the cursor to the end of the line (the bar's leftovers when a shorter line is written over it).
 CLEAR_LINE = "\x1b[K"

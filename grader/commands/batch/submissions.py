@@ -34,6 +34,7 @@ from pathlib import Path
 
 from grader.errors import UsageError
 from grader.spec import FILE_NAME
+from grader.spec.text import shown
 
 #: Largest submission read, so a huge file cannot fill the grader's memory.
 MAX_BYTES = 1024**2
@@ -367,20 +368,3 @@ def safe_name(student: str) -> str:
         return student
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", unicodedata.normalize("NFKD", student)).strip("._-")[:40] or "student"
     return f"{slug}-{hashlib.sha256(student.encode('utf-8', 'surrogateescape')).hexdigest()[:10]}"
-
-
-_SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape_char(char: str) -> str:
-    if char in _SHORT_ESCAPES:
-        return _SHORT_ESCAPES[char]
-    if unicodedata.category(char)[0] in "CZ" and char != " ":  # controls, format (bidi), separators
-        code = ord(char)
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-    return char
-
-
-def shown(text: str) -> str:
-    """``text`` for a terminal: every control, format or separator character escaped as in repr()."""
-    return "".join(_escape_char(c) for c in text)

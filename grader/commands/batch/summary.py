@@ -14,8 +14,9 @@ from urllib.parse import quote
 
 from grader import spec
 from grader.commands.batch.outcome import Outcome
-from grader.commands.batch.submissions import Skipped, shown
+from grader.commands.batch.submissions import Skipped
 from grader.reports.feedback import html_document, points
+from grader.spec.text import shown
 
 
 def distribution_svg(scores: list[float], maximum: float) -> str:

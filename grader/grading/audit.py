@@ -276,11 +276,13 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
     if returned.helper_calls_total > len(returned.helper_calls):
         return None
     given: list[tuple[float, float, HelperCall, tuple[Any, ...]]] = []
+    x, v, R, w, _ = request_args
+    grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}  # the request's bodies, once
     for call in returned.helper_calls:
         if call.name not in CONTACT_TIMES:
             continue
         args, time = positional(call), _time(call.result)
-        if args is None or time is None or call.raised or not _about_the_request(call.name, args, request_args):
+        if args is None or time is None or call.raised or not _about(call.name, args, grains, w):
             return None
         if _solved_just_before(call.name, args, request_args):
             continue  # left out by the caller (indexOld), whatever the helper said
@@ -302,11 +304,9 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
     return TRACED
 
 
-def _about_the_request(name: str, args: tuple[Any, ...], request_args: tuple[Any, ...]) -> bool:
+def _about(name: str, args: tuple[Any, ...], grains: set[tuple[Any, ...]], w: np.ndarray) -> bool:
     """Whether a contact-time call is about bodies of minimum_contact_time(x, v, R, w, indexOld): two of its
-    grains (positions, velocities and radii as given), or one of them and one of its walls."""
-    x, v, R, w, _ = request_args
-    grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}
+    ``grains`` ((position, velocity, radius) as given), or one of them and one of its walls ``w``."""
     if name == "contact_time_walls":
         wall, x1, v1, r1 = args
         return (tuple(x1), tuple(v1), float(r1)) in grains and any(np.array_equal(wall, k) for k in w)

@@ -95,6 +95,7 @@ DEM_EARLIER = 0.25
 
 def check_dem_contact(caller: Caller, _: object) -> None:
     pair = scenarios.dem_pair()
+    expected_point = dem.hard_sphere(1.0)["contact_point_before"][:2]  # the same from either start
     for earlier in (0.0, DEM_EARLIER):
         x2 = pair.x[1] - pair.v[1] * earlier
         tc = one_float(caller.call(CTG, pair.x[0], x2, pair.v[0], pair.v[1], pair.R[0], pair.R[1]), CTG)
@@ -104,7 +105,6 @@ def check_dem_contact(caller: Caller, _: object) -> None:
                  f"at (-1, -1), diameters 1); the grains touch at t = {fmt(expected)}")
         x1, x2 = pair.x[0] + pair.v[0] * tc, x2 + pair.v[1] * tc
         point = x1 + pair.R[0] * (x2 - x1) / np.linalg.norm(x2 - x1)
-        expected_point = dem.hard_sphere(1.0)["contact_point_before"][:2]
         if not close(point, expected_point, 1.0, SCENARIO_RTOL):
             fail(f"at your contact time the DEM pair touch at {_rows(point)}; the contact point is "
                  f"{_rows(expected_point)}")

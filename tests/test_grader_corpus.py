@@ -336,3 +336,16 @@ def test_a_caller_wrong_only_through_its_helper_keeps_its_points(tmp_path):
     assert table["minimum_contact_time"][0] == table["minimum_contact_time"][1], [
         (r.prop.name, r.outcome, r.message) for r in report.results]
     assert any(r.outcome == PASSED and r.prop.item == "minimum_contact_time" for r in report.results)
+
+
+@pytest.mark.parametrize("name, body", [("jitter", "x += 1e-9 * v"),
+                                        ("ulp", "x += 1e-9 * v * dt\n    v[:] = np.nextafter(v, 0.0)"),
+                                        ("flip", "x += 1e-9 * v * dt\n    v *= -1.0")])
+def test_an_update_that_barely_moves_the_grains_earns_nothing_graded_for_real(tmp_path, name, body):
+    """Reviews' files, graded end to end in the sandbox: grains nudged by 1e-9 v, velocities changed by an ulp or
+    reversed (5 to 7.5 points before), and contact_time_grains answering the DEM pair's 0.5 as a constant."""
+    path = tmp_path / "granularGas.py"
+    path.write_text("import numpy as np\n\n\ndef contact_time_grains(x1, x2, v1, v2, R1, R2):\n    return 0.5\n\n\n"
+                    f"def update(x, v, R, m, w, indexOld, r, dt, t):\n    {body}\n    return t + dt\n")
+    report = grade_file(path, GradeOptions(only=("update", "dem_pair", "contact_time_grains")))
+    assert report.score == 0, [(r.prop.id, r.outcome) for r in report.results if r.outcome == PASSED]

@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader.grading import audit
+from grader.grading import audit, reference_answers
 from grader.grading.report import PASSED, SET_ASIDE
 from grader.grading.search import Tally, _verdict_without_failure
 from grader.grading.snippets import snippet
+from grader.properties import oracle
 from grader.sandbox import wire
 from grader.sandbox.calls import HelperCall, Returned
 
@@ -139,6 +140,73 @@ def test_ill_conditioned_reference_answers_blame_nobody():
     assert audit.reference_answer("contact_time_grains", grazing) is None
 
 
+def _contact_time_calls(count: int, seed: int) -> list[tuple[str, tuple[Any, ...]]]:
+    """Calls of both contact-time helpers as an audit reads them: mostly ordinary, some grazing, touching, still,
+    overlapping, parallel, with signed zeros, huge or tiny numbers, equal wall points, or not in the bulk's shapes."""
+    rng = np.random.default_rng(seed)
+
+    def vector() -> np.ndarray:
+        kind = rng.integers(0, 10)
+        if kind == 0:
+            return np.array([0.0, -0.0])[rng.permutation(2)]
+        if kind == 1:
+            return rng.integers(-3, 4, 2).astype(float)  # ties and exact contacts
+        if kind == 2:
+            return rng.normal(size=2) * 10.0 ** rng.integers(-300, 90)  # tiny to past the bulk's range
+        return rng.normal(size=2)
+
+    def radius() -> Any:
+        kind = rng.integers(0, 12)
+        return 1 if kind == 0 else 0.0 if kind == 1 else float(10.0 ** rng.integers(-5, 2) * rng.random() + 1e-300)
+
+    calls: list[tuple[str, tuple[Any, ...]]] = []
+    for _ in range(count):
+        if rng.random() < 0.5:
+            x1 = vector()
+            x2 = x1 + np.array([2.0, 0.0]) if rng.random() < 0.1 else vector()  # touching when the radii sum to 2
+            args: tuple[Any, ...] = (x1, x2, vector(), vector(), radius(), radius())
+            if rng.random() < 0.03:
+                args = (np.append(x1, 0.0),) + args[1:]
+            calls.append(("contact_time_grains", args))
+        else:
+            start = vector()
+            wall = np.array([start, start if rng.random() < 0.05 else vector()])
+            calls.append(("contact_time_walls", (wall, vector(), vector(), radius())))
+    return calls
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the one-by-one calls on numbers past the bulk's range
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_contact_times_computed_in_bulk_are_those_of_the_calls_one_by_one(monkeypatch, seed):
+    calls = _contact_time_calls(4000, seed)
+    monkeypatch.setattr(reference_answers, "_answers", {})
+    one_by_one = [reference_answers.reference_answer(name, args) for name, args in calls]
+    monkeypatch.setattr(reference_answers, "_answers", {})
+    reference_answers.prefetch(calls)
+    in_bulk = dict(reference_answers._answers)
+    assert len(in_bulk) > len(calls) // 2  # most were taken in bulk (the rest: shapes, ranges it leaves out)
+    for (name, args), expected in zip(calls, one_by_one, strict=True):
+        function = getattr(oracle.reference(), name)
+        key = reference_answers._key(function, name, args)
+        if key in in_bulk:
+            got = in_bulk[key]
+            assert (got is None and expected is None) or (type(got) is float and np.float64(got).tobytes()
+                                                           == np.float64(expected).tobytes()), (name, args)
+    assert None in in_bulk.values() and sys.float_info.max in in_bulk.values()  # ill-conditioned, no contact
+
+
+def test_calls_the_bulk_leaves_out_are_answered_one_by_one(monkeypatch):
+    huge = (np.array([1e80, 0.0]), X2, V1, V2, 1.0, 1.0)
+    integer_radius = (X1, X2, V1, V2, 1, 1)
+    same_points = (np.array([[1.0, 0.0], [1.0, 0.0]]), X1, V1, 1.0)
+    monkeypatch.setattr(reference_answers, "_answers", {})
+    reference_answers.prefetch([("contact_time_grains", huge), ("contact_time_grains", integer_radius),
+                                ("contact_time_walls", same_points)])
+    assert reference_answers._answers == {}
+    assert reference_answers.reference_answer("contact_time_grains", integer_radius) == TRUE_TIME
+    assert reference_answers.reference_answer("contact_time_walls", same_points) is None  # the reference refuses
+
+
 def test_a_property_whose_cases_were_mostly_set_aside_earns_nothing():
     spoiled = audit.Spoiled("update", "minimum_contact_time", (), "1.0", "2.0")
     outcome, message, _, cause = _verdict_without_failure(None, Tally(passed=1, spoiled=[spoiled, spoiled]))
@@ -229,7 +297,7 @@ def test_a_reference_answer_is_computed_once_per_process_for_the_same_arguments(
             calls.append(args)
             return real(*args)
 
-    monkeypatch.setattr(audit, "_answers", {})
+    monkeypatch.setattr(reference_answers, "_answers", {})
     monkeypatch.setattr(oracle, "reference", Counting)
     args = (X1, X2, V1, V2, 1.0, 1.0)
     first = audit.reference_answer("contact_time_grains", args)

@@ -24,18 +24,16 @@ a helper: the reference never runs on durations the grader did not choose.
 
 from __future__ import annotations
 
-import pickle
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from grader import spec
-from grader.properties import oracle
+from grader.grading.reference_answers import prefetch, reference_answer, same_time
 from grader.sandbox import wire
 from grader.sandbox.calls import HelperCall, Returned
-from grader.spec.tolerances import AUDIT_CONDITIONING_RTOL, STATE_RTOL, TIME_RTOL, close, nudged
+from grader.spec.tolerances import STATE_RTOL, close
 
 #: Helpers whose recorded calls may be checked against the reference.
 AUDITED = ("contact_time_grains", "contact_time_walls", "minimum_contact_time", "contact_solve_wall",
@@ -104,11 +102,6 @@ def _time(value: Any) -> float | None:
     return None
 
 
-def _same_time(a: float, b: float) -> bool:
-    no = spec.NO_CONTACT
-    return a == b or (a != no and b != no and close(a, b, abs(b) + 1.0, TIME_RTOL))
-
-
 def _vectors(value: Any, count: int) -> np.ndarray | None:
     """count vectors of shape (2,) from a returned value (a tuple of arrays or one array)."""
     if isinstance(value, wire.Numeric) and value.array.size == 2 * count:
@@ -135,11 +128,11 @@ def agrees(name: str, got: Any, expected: Any, args: tuple[Any, ...]) -> bool:
     """Does a decoded answer of helper ``name`` match the reference's (the hidden tests' tolerances)?"""
     if name in ("contact_time_grains", "contact_time_walls"):
         t = _time(got)
-        return t is not None and _same_time(t, float(expected))
+        return t is not None and same_time(t, float(expected))
     if name == "minimum_contact_time":
         pair = _mct(got)
         tc_ref, index_ref = float(expected[0]), tuple(sorted(int(i) for i in np.ravel(expected[1])))
-        return pair is not None and _same_time(pair[0], tc_ref) and (
+        return pair is not None and same_time(pair[0], tc_ref) and (
             tc_ref == spec.NO_CONTACT or pair[1] == index_ref)
     count = 1 if name == "contact_solve_wall" else 2
     vectors = _vectors(got, count)
@@ -147,42 +140,6 @@ def agrees(name: str, got: Any, expected: Any, args: tuple[Any, ...]) -> bool:
     speeds = [a for a in args if isinstance(a, np.ndarray) and a.shape == (2,)]
     scale = max((float(np.abs(a).max()) for a in speeds), default=0.0) + 1.0
     return vectors is not None and close(vectors, reference, scale, STATE_RTOL)
-
-
-#: Reference answers computed in this process, by helper and pickled arguments (at most ANSWERS_KEPT): the
-#: reference is pure, and one search audits the same helper calls again and again (for the wrong-root file, 707
-#: audits of 483 distinct calls).
-_answers: dict[bytes, Any] = {}
-ANSWERS_KEPT = 4096
-
-
-def reference_answer(name: str, args: tuple[Any, ...]) -> Any | None:
-    """The reference's answer, or None when it is ill-conditioned there (or the reference refuses)."""
-    function: Callable[..., Any] = getattr(oracle.reference(), name)
-    key = pickle.dumps((id(function), name, args), protocol=pickle.HIGHEST_PROTOCOL)
-    if key in _answers:
-        return _answers[key]
-    answer = _reference_answer(function, name, args)
-    if len(_answers) < ANSWERS_KEPT:
-        _answers[key] = answer
-    return answer
-
-
-def _reference_answer(function: Callable[..., Any], name: str, args: tuple[Any, ...]) -> Any | None:
-    try:
-        expected = function(*args)
-        again = function(*nudged(args))
-    except Exception:  # noqa: BLE001 - inputs the reference refuses cannot blame a helper
-        return None
-    if name in ("contact_time_grains", "contact_time_walls"):
-        ok = _same_time(float(again), float(expected))
-    elif name == "minimum_contact_time":
-        ok = _same_time(float(again[0]), float(expected[0])) and sorted(np.ravel(again[1])) == sorted(
-            np.ravel(expected[1]))
-    else:
-        ok = close(np.asarray(again, float), np.asarray(expected, float), np.abs(np.asarray(expected)).max() + 1,
-                   AUDIT_CONDITIONING_RTOL)
-    return expected if ok else None
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -205,17 +162,18 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
           suspects: frozenset[str]) -> Spoiled | None:
     """The first recorded helper call of ``returned`` proved wrong (see the module doc), or None."""
     budget = size(request_args)
-    checked = 0
-    mutation_checked: set[str] = set()
+    checked: list[tuple[HelperCall, tuple[Any, ...]]] = []  # the calls checked, in order, with their arguments
     for call in returned.helper_calls:
         if call.name == caller or call.name not in suspects or call.name not in AUDITED or call.raised:
             continue
-        if checked >= AUDIT_CALLS:
+        if len(checked) >= AUDIT_CALLS:
             break
         args = positional(call)
-        if args is None or size(args) > budget:
-            continue
-        checked += 1
+        if args is not None and size(args) <= budget:
+            checked.append((call, args))
+    prefetch((call.name, args) for call, args in checked)
+    mutation_checked: set[str] = set()
+    for call, args in checked:
         expected = reference_answer(call.name, args)
         if expected is None:
             continue
@@ -271,17 +229,17 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
     if own is None or expected is None:
         return None
     reference_time = float(expected[0])
-    if _same_time(own[0], reference_time):
+    if same_time(own[0], reference_time):
         return RIGHT
     if returned.helper_calls_total > len(returned.helper_calls):
         return None
     given: list[tuple[float, float, HelperCall, tuple[Any, ...]]] = []
     x, v, R, w, _ = request_args
     grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}  # the request's bodies, once
-    for call in returned.helper_calls:
-        if call.name not in CONTACT_TIMES:
-            continue
-        args, time = positional(call), _time(call.result)
+    calls = [(call, positional(call)) for call in returned.helper_calls if call.name in CONTACT_TIMES]
+    prefetch((call.name, args) for call, args in calls if args is not None)
+    for call, args in calls:
+        time = _time(call.result)
         if args is None or time is None or call.raised or not _about(call.name, args, grains, w):
             return None
         if _solved_just_before(call.name, args, request_args):
@@ -290,12 +248,12 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
         if right is None:
             return None
         given.append((time, float(right), call, args))
-    if not given or not _same_time(min(g[1] for g in given), reference_time):
+    if not given or not same_time(min(g[1] for g in given), reference_time):
         return None
     least, right, call, args = min(given, key=lambda g: g[0])
-    if not _same_time(own[0], least):
+    if not same_time(own[0], least):
         return None
-    if not _same_time(least, right):  # the wrong answer the caller took: the helper must give it again
+    if not same_time(least, right):  # the wrong answer the caller took: the helper must give it again
         try:
             if not same_value(replayer.call(call.name, *args).value, call.result):
                 return None

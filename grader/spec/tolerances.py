@@ -7,6 +7,8 @@ involved), so that scaling a test case never changes its verdict.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 #: Relative error allowed on a distance (contact distance, grain-wall gap).
@@ -64,9 +66,20 @@ HUGE_TIME = 1e300
 
 def nudged(args: tuple, seed: int = 0) -> tuple:
     """``args`` with every float array scaled by 1 + NUDGE * u, u uniform in [-1, 1] (seeded: reproducible)."""
+    floats = [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in args]
+    factors = iter(nudge_factors(tuple(a.shape for a, f in zip(args, floats) if f), seed))
+    return tuple(a * next(factors) if f else a for a, f in zip(args, floats))
+
+
+@functools.lru_cache(maxsize=256)
+def nudge_factors(shapes: tuple[tuple[int, ...], ...], seed: int = 0) -> tuple[np.ndarray, ...]:
+    """The factors 1 + NUDGE * u that :func:`nudged` applies to float arrays of these shapes, in order (read-only:
+    kept, since a generator is slow to seed and the same few shapes come again and again)."""
     rng = np.random.default_rng(seed)
-    return tuple(a * (1 + NUDGE * rng.uniform(-1, 1, a.shape)) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
-                 else a for a in args)
+    factors = tuple(1 + NUDGE * rng.uniform(-1, 1, shape) for shape in shapes)
+    for factor in factors:
+        factor.flags.writeable = False
+    return factors
 
 
 def close(a: object, b: object, scale: float, rtol: float) -> bool:

@@ -58,8 +58,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--per-grain", type=float, default=10.0)
     args = parser.parse_args(argv)
+    if not engine.COMPILED:  # interpreted, N = 10^5 would take hours: say so rather than seem to hang
+        raise SystemExit("numba is not installed (or NUMBA_DISABLE_JIT is set), so reference.engine runs as plain "
+                         "Python (some 100 times slower): "
+                         'install it with pip install -e ".[fast]" and run this again')
     engine.advance([[0.0, 0.0]], [[1.0, 0.0]], [0.1], [1.0], [[[0, -1], [0, 1]]], (-1, -1), 1.0, 1.0)  # compile
-    print(f"reference.engine, numba compiled: {engine.COMPILED}; load average before: {os.getloadavg()}")
+    print(f"reference.engine, numba compiled: {engine.COMPILED}; load average before: {os.getloadavg()}", flush=True)
     print(machine_speed.line())
     print(f"{'':>17} {'us per contact':>19}   {'issue #13 anchors (us)':>24}")
     print(f"{'N':>7} {'phi':>4} {'r':>4} {'wall':>9} {'CPU':>9}   {'pure Python':>11} {'C heap+cells':>12}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,3 +23,11 @@ def test_a_benchmark_starts_and_explains_itself(script: Path):
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "usage:" in done.stdout
+
+
+def test_the_engine_benchmark_refuses_to_time_the_interpreted_engine():
+    # Interpreted, N = 10^5 takes hours: a fresh machine without numba got a silent, endless run.
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "engine.py"), "--sizes", "100"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    assert done.returncode != 0 and 'pip install -e ".[fast]"' in done.stderr

@@ -407,3 +407,16 @@ def test_a_helper_call_about_made_up_bodies_or_unconfirmed_explains_nothing():
     assert explained("minimum_contact_time", request, honest)
     forged = Confirming(mct_answer(0.5, (grains_call(0, 1, 0.75),)))
     assert not audit.explained("minimum_contact_time", [(request, honest)], forged)
+
+
+def test_a_bulk_computation_that_raises_leaves_the_calls_to_be_answered_one_by_one(monkeypatch):
+    # numpy set to raise (np.seterr(all="raise")) or a reference that refuses: the shortcut must never be a fault.
+    def refuse(*args: Any) -> None:
+        raise FloatingPointError("overflow")
+
+    monkeypatch.setattr(reference_answers, "_answers", {})
+    monkeypatch.setattr(reference_answers, "_times", refuse)
+    args = (X1, X2, V1, V2, 1.0, 1.0)
+    reference_answers.prefetch([("contact_time_grains", args)])
+    assert reference_answers._answers == {}
+    assert reference_answers.reference_answer("contact_time_grains", args) == TRUE_TIME

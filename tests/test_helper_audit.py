@@ -253,10 +253,13 @@ def ctg_call_from(x1: np.ndarray, result: float) -> HelperCall:
     return HelperCall("contact_time_grains", args, {}, numeric(result))
 
 
+@pytest.mark.parametrize("caller", ["update", "minimum_contact_time"])
 @pytest.mark.parametrize("wrong_at", [3, 20, None])
-def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: int | None):
+def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: int | None, caller: str):
     """The case is replayed recording the first few helper calls, and all of them only if none of those is proved
-    wrong: the audit then sets aside what one replay recording them all would (the calls are read in order)."""
+    wrong: the audit then sets aside what one replay recording them all would (the calls are read in order). A
+    caller whose set-aside cases are traced (audit.explained reads every helper call) is replayed recording all at
+    once."""
     from grader.grading.search import Session, _set_aside
     from grader.properties.property import Property
     from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT
@@ -266,23 +269,23 @@ def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: i
                for k in range(30)]
     child = RecordingChild(records)
     session = Session(child)  # type: ignore[arg-type]
-    session.returns = [("minimum_contact_time", REQUEST, Returned(None, (), (), len(records)))]
-    prop = Property("minimum_contact_time", "t", "t", lambda: None, lambda caller, case: None)  # type: ignore
+    session.returns = [(caller, REQUEST, Returned(None, (), (), len(records)))]
+    prop = Property(caller, "t", "t", lambda: None, lambda caller, case: None)  # type: ignore
 
     spoiled = _set_aside(session, prop, SUSPECTS)
-    at_once = audit.audit(RecordingChild(records), "minimum_contact_time", REQUEST,
+    at_once = audit.audit(RecordingChild(records), caller, REQUEST,
                           Returned(None, (), tuple(records), len(records)), SUSPECTS)
+    if caller in audit.TRACEABLE:
+        assert child.recorded == [AUDIT_CALLS_KEPT]  # and none more to explain the case
+    else:  # the first few; all of them only if none of the first few is wrong
+        assert child.recorded == [HELPER_CALLS_KEPT] + ([] if wrong_at == 3 else [AUDIT_CALLS_KEPT])
     if wrong_at is None:
         assert spoiled is None and at_once is None
-        assert child.recorded == [HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT]
     else:
         assert spoiled is not None and at_once is not None
         assert np.array_equal(spoiled.args[0], at_once.args[0])
         assert np.array_equal(spoiled.args[0], records[wrong_at].args[0].array)
-        # minimum_contact_time's answer is traced to all its helper calls (audit.explained): a case set aside
-        # early is replayed once more, recording them all.
-        assert child.recorded == [HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT]
-        assert not spoiled.explained  # its answer (None) is no contact time
+        assert not spoiled.explained  # update's answers are never traced; minimum_contact_time's None is no time
 
 
 def test_a_reference_answer_is_computed_once_per_process_for_the_same_arguments(monkeypatch):

@@ -91,8 +91,9 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
         # The wrong answer may lie past the recorded calls (none while searching): replay this call recording the
         # first few, then, if none of them is proved wrong, as many as an audit reads. The audit reads the calls in
         # order, so it finds what one long replay would find; and the first few nearly always tell (a long replay
-        # costs some 50 records to send and decode).
-        for kept in (HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT):
+        # costs some 50 records to send and decode). A traceable caller's case, once set aside, is read in full
+        # anyway (audit.explained), so it is replayed recording them all at once.
+        for kept in (AUDIT_CALLS_KEPT,) if name in audit.TRACEABLE else (HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT):
             if spoiled is not None or returned.helper_calls_total <= len(returned.helper_calls):
                 break
             if kept <= len(returned.helper_calls):

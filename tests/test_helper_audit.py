@@ -423,3 +423,29 @@ def test_a_bulk_computation_that_raises_leaves_the_calls_to_be_answered_one_by_o
     reference_answers.prefetch([("contact_time_grains", args)])
     assert reference_answers._answers == {}
     assert reference_answers.reference_answer("contact_time_grains", args) == TRUE_TIME
+
+
+def test_an_unusable_call_after_the_wrong_one_changes_nothing_even_where_numpy_raises():
+    # The audit reads every recorded call's arguments before checking any (to fetch the reference's answers at
+    # once): a later call holding integers past int64 must neither warn nor raise where numpy is set to raise.
+    wrong = ctg_call_from(X1, 5.0)
+    huge = HelperCall("contact_time_grains", (wire.Numeric(np.array([1e300, 0.0]), "i", "ndarray"),) + wrong.args[1:],
+                      {}, numeric(TRUE_TIME))
+    records = (wrong, huge)
+    with np.errstate(all="raise"):
+        spoiled = audit.audit(RecordingChild(list(records)), "minimum_contact_time", REQUEST,
+                              Returned(None, (), records, len(records)), SUSPECTS)
+    assert spoiled is not None and np.array_equal(spoiled.args[0], X1)
+
+
+def test_a_radius_given_as_a_0d_array_is_nudged_as_before():
+    # The nudge factors are kept per shape; a 0-d one must stay usable (read-only arrays, never numpy scalars).
+    from grader.spec.tolerances import NUDGE, nudged
+
+    args = (X1, np.array(1.0), 2.0, np.array([[1.0, 2.0]]))
+    rng = np.random.default_rng(0)
+    by_formula = tuple(a * (1 + NUDGE * rng.uniform(-1, 1, a.shape)) if isinstance(a, np.ndarray) else a
+                       for a in args)
+    for got, want in zip(nudged(args), by_formula, strict=True):
+        assert type(got) is type(want) and np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    assert reference_answers.reference_answer("contact_time_grains", (X1, X2, V1, V2, np.array(1.0), 1.0)) == TRUE_TIME

@@ -86,7 +86,8 @@ def plain(value: Any) -> Any:
     """A decoded argument as the reference takes it (float, int or array); None if not numbers."""
     if not isinstance(value, wire.Numeric) or not np.all(np.isfinite(value.array)):
         return None
-    array = value.array.astype(int) if value.kind in "iu" else value.array.astype(float)
+    with np.errstate(invalid="ignore"):  # integers past int64 read as garbage, quietly: another call may spoil first
+        array = value.array.astype(int) if value.kind in "iu" else value.array.astype(float)
     if array.ndim == 0:
         return int(array) if value.kind in "iu" else float(array)
     return array

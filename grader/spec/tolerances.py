@@ -76,7 +76,7 @@ def nudge_factors(shapes: tuple[tuple[int, ...], ...], seed: int = 0) -> tuple[n
     """The factors 1 + NUDGE * u that :func:`nudged` applies to float arrays of these shapes, in order (read-only:
     kept, since a generator is slow to seed and the same few shapes come again and again)."""
     rng = np.random.default_rng(seed)
-    factors = tuple(1 + NUDGE * rng.uniform(-1, 1, shape) for shape in shapes)
+    factors = tuple(np.asarray(1 + NUDGE * rng.uniform(-1, 1, shape)) for shape in shapes)  # 0-d: an array too
     for factor in factors:
         factor.flags.writeable = False
     return factors

@@ -5,10 +5,10 @@ one that moves when nudged is ill-conditioned, and blames no one (None). The ref
 for the process (one search audits the same calls again and again). A call of the reference on two vectors is
 almost all numpy's overhead (some 200 us with its argument checks), and an audit reads up to hundreds of calls per
 case: :func:`prefetch` computes the contact times of all of a case's calls at once, with the same elementwise
-formulas of reference.contacts on the same inputs and the same nudges, so the numbers are the ones the calls one by
-one give (tests/test_helper_audit.py checks them bit for bit). It takes only arguments the reference takes as they
-are (float vectors of shape (2,), a float radius, finite and well inside the float range, a wall of two distinct
-points); anything else is left to :func:`reference_answer`, one call at a time.
+formulas of the reference's vectorised core on the same inputs and the same nudges, so the numbers are the ones the
+calls one by one give (tests/test_helper_audit.py checks them bit for bit). It takes only arguments the reference
+takes as they are (float vectors of shape (2,), a float radius, finite and well inside the float range, a wall of
+two distinct points); anything else is left to :func:`reference_answer`, one call at a time.
 """
 
 from __future__ import annotations

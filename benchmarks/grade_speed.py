@@ -32,6 +32,9 @@ from typing import Any
 import machine_speed  # this folder: the script's own
 
 ROOT = Path(__file__).resolve().parents[1]
+# This checkout's grader, in this process and in the graded ones (run as this script): not whichever one is
+# installed, so that two checkouts can be timed side by side.
+sys.path.insert(0, str(ROOT))
 PHASES = ("imports", "isolation and self-test", "sandbox start", "cases", "properties", "feedback animation",
           "feedback page")
 
@@ -128,7 +131,6 @@ def measure(path: Path, forked: bool = False) -> dict[str, list[float]]:
 
 
 def submissions(tmp: Path) -> list[tuple[str, Path]]:
-    sys.path.insert(0, str(ROOT))
     from tests.test_grader_corpus import BUGS, TEXTBOOK, VECTORISED
 
     chosen = [("correct (textbook)", TEXTBOOK), ("correct (vectorised)", VECTORISED)]

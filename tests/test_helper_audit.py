@@ -449,3 +449,15 @@ def test_a_radius_given_as_a_0d_array_is_nudged_as_before():
     for got, want in zip(nudged(args), by_formula, strict=True):
         assert type(got) is type(want) and np.asarray(got).tobytes() == np.asarray(want).tobytes()
     assert reference_answers.reference_answer("contact_time_grains", (X1, X2, V1, V2, np.array(1.0), 1.0)) == TRUE_TIME
+
+
+def test_the_reference_is_asked_about_no_helper_call_of_a_case_a_made_up_call_leaves_untraced(monkeypatch):
+    # A submission can record hundreds of calls about made-up bodies: they must not cost reference answers
+    # (nor fill the memo), as before the answers were fetched all at once.
+    request = mct_request(np.zeros((0, 2, 2)))
+    made_up = HelperCall("contact_time_grains", tuple(numeric(value) for value in (
+        PAIR_X[0], np.array([5.0, 0.0]), PAIR_V[0], PAIR_V[1], 1.0, 1.0)), {}, numeric(0.5))
+    monkeypatch.setattr(reference_answers, "_answers", {})
+    returned = mct_answer(0.5, (grains_call(0, 1, 1.0),) * 50 + (made_up,))
+    assert audit.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
+    assert all(b"contact_time_grains" not in key for key in reference_answers._answers)

@@ -237,12 +237,18 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
     given: list[tuple[float, float, HelperCall, tuple[Any, ...]]] = []
     x, v, R, w, _ = request_args
     grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}  # the request's bodies, once
-    calls = [(call, positional(call)) for call in returned.helper_calls if call.name in CONTACT_TIMES]
-    prefetch((call.name, args) for call, args in calls if args is not None)
-    for call, args in calls:
-        time = _time(call.result)
+    # Any call unreadable, raised or about other bodies makes the answer untraced, wherever it lies: those are
+    # found first, so that the reference is asked (all at once) only about calls that can count.
+    calls: list[tuple[HelperCall, tuple[Any, ...], float]] = []
+    for call in returned.helper_calls:
+        if call.name not in CONTACT_TIMES:
+            continue
+        args, time = positional(call), _time(call.result)
         if args is None or time is None or call.raised or not _about(call.name, args, grains, w):
             return None
+        calls.append((call, args, time))
+    prefetch((call.name, args) for call, args, _ in calls)
+    for call, args, time in calls:
         if _solved_just_before(call.name, args, request_args):
             continue  # left out by the caller (indexOld), whatever the helper said
         right = reference_answer(call.name, args)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.report import PASSED
+from grader.grading.report import FAILED, PASSED, SET_ASIDE
 from grader.grading.runner import GradeOptions, grade_file, status_of
 from grader.properties import oracle
 from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT
@@ -349,3 +349,22 @@ def test_an_update_that_barely_moves_the_grains_earns_nothing_graded_for_real(tm
                     f"def update(x, v, R, m, w, indexOld, r, dt, t):\n    {body}\n    return t + dt\n")
     report = grade_file(path, GradeOptions(only=("update", "dem_pair", "contact_time_grains")))
     assert report.score == 0, [(r.prop.id, r.outcome) for r in report.results if r.outcome == PASSED]
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_helper_called_with_numbers_for_vectors_is_graded_not_a_grader_error(tmp_path):
+    """A red team's file: contact_time_grains wrong (twice the time), and minimum_contact_time also calling it once
+    with numbers for vectors. Explaining a set-aside case read those numbers as vectors: TypeError, the grading
+    ended as a grader error. Now that call leaves the case untraced and the file gets its grade."""
+    path = tmp_path / "granularGas.py"
+    text = TEXTBOOK.read_text().replace("    return float(tc)\n", "    return float(2 * tc)\n", 1)
+    text = text.replace("def minimum_contact_time(x, v, R, w, indexOld):\n",
+                        "def minimum_contact_time(x, v, R, w, indexOld):\n"
+                        "    contact_time_grains(0.0, 1.0, 0.0, 0.0, 0.5, 0.5)\n", 1)
+    assert text.count("2 * tc") == 1 and text.count("0.0, 1.0, 0.0, 0.0") == 1
+    path.write_text(text)
+    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    table = report.by_item()
+    assert table["contact_time_grains"][0] < table["contact_time_grains"][1]
+    assert all(r.outcome in (PASSED, FAILED, SET_ASIDE) for r in report.results), [
+        (r.prop.name, r.outcome, r.message) for r in report.results]

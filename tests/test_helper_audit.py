@@ -461,3 +461,28 @@ def test_the_reference_is_asked_about_no_helper_call_of_a_case_a_made_up_call_le
     returned = mct_answer(0.5, (grains_call(0, 1, 1.0),) * 50 + (made_up,))
     assert audit.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
     assert all(b"contact_time_grains" not in key for key in reference_answers._answers)
+
+
+@pytest.mark.parametrize("odd", [
+    (0.0, 1.0, 0.0, 0.0, 0.5, 0.5),  # numbers for vectors (a red team's file: the audit crashed, a grader error)
+    (PAIR_X[:1], PAIR_X[1:], PAIR_V[:1], PAIR_V[1:], 1.0, 1.0),  # one grain against an array of others
+    (PAIR_X[0], PAIR_X[1], PAIR_V[0], PAIR_V[1], np.ones(2), 1.0),  # radii as an array
+])
+def test_a_helper_call_of_other_shapes_leaves_the_case_untraced_without_crashing(odd):
+    request = mct_request(np.zeros((0, 2, 2)))
+    call = HelperCall("contact_time_grains", tuple(numeric(value) for value in odd), {}, numeric(0.5))
+    returned = mct_answer(0.5, (grains_call(0, 1, 0.5), call))
+    assert audit.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
+
+
+def test_a_right_time_with_a_wrong_index_is_not_explained_by_another_call_traced_to_a_helper():
+    # A red team's reading: in a case calling minimum_contact_time twice, a call with the right time but a wrong
+    # index (its own bug) counted as right, so one call traced to a wrong helper set the whole case aside.
+    request = mct_request(np.zeros((0, 2, 2)))
+    traced_call = mct_answer(0.5, (grains_call(0, 1, 0.5),))
+    right = mct_answer(TRUE_TIME, (grains_call(0, 1, TRUE_TIME),))
+    wrong_index = Returned(wire.Sequence((numeric(TRUE_TIME), numeric(np.array([0, -1]))), "tuple", 2), (),
+                           right.helper_calls, right.helper_calls_total)
+    child = Confirming(traced_call, right)
+    assert audit.explained("minimum_contact_time", [(request, right), (request, traced_call)], child)
+    assert not audit.explained("minimum_contact_time", [(request, wrong_index), (request, traced_call)], child)

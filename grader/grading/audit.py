@@ -221,7 +221,7 @@ RIGHT, TRACED = "right", "traced"
 
 
 def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, replayer: Replayer) -> str | None:
-    """RIGHT if minimum_contact_time's time is the reference's; TRACED if it is wrong but is the least of the
+    """RIGHT if minimum_contact_time's time and index are the reference's; TRACED if it is wrong but is the least of the
     contact times its helpers gave (all recorded, each about two grains or a grain and a wall of the request), that
     answer confirmed by a replay when it is wrong, and the least of the reference's answers on the same calls is
     the reference's time; else None (a call about made-up bodies, a raised or unreadable call, an ill-conditioned
@@ -231,7 +231,9 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
         return None
     reference_time = float(expected[0])
     if same_time(own[0], reference_time):
-        return RIGHT
+        # The right time with a wrong index is the caller's own bug, as in agrees(): neither right nor traced.
+        index = tuple(sorted(int(i) for i in np.ravel(expected[1])))
+        return RIGHT if reference_time == spec.NO_CONTACT or own[1] == index else None
     if returned.helper_calls_total > len(returned.helper_calls):
         return None
     given: list[tuple[float, float, HelperCall, tuple[Any, ...]]] = []
@@ -274,10 +276,21 @@ def _about(name: str, args: tuple[Any, ...], grains: set[tuple[Any, ...]], w: np
     ``grains`` ((position, velocity, radius) as given), or one of them and one of its walls ``w``."""
     if name == "contact_time_walls":
         wall, x1, v1, r1 = args
-        return (tuple(x1), tuple(v1), float(r1)) in grains and any(np.array_equal(wall, k) for k in w)
+        body = _body(x1, v1, r1)
+        return body is not None and body in grains and any(np.array_equal(wall, k) for k in w)
     x1, x2, v1, v2, r1, r2 = args
-    one, other = (tuple(x1), tuple(v1), float(r1)), (tuple(x2), tuple(v2), float(r2))
-    return one != other and one in grains and other in grains
+    one, other = _body(x1, v1, r1), _body(x2, v2, r2)
+    return one is not None and other is not None and one != other and one in grains and other in grains
+
+
+def _body(x: Any, v: Any, r: Any) -> tuple[Any, ...] | None:
+    """A grain as the request's are keyed (position, velocity, radius); None for arguments of any other shape (the
+    submission chooses them: numbers for vectors, arrays of many grains)."""
+    if not (isinstance(x, np.ndarray) and isinstance(v, np.ndarray) and x.shape == v.shape == (2,)):
+        return None
+    if isinstance(r, np.ndarray):
+        return None
+    return tuple(x), tuple(v), float(r)
 
 
 def _solved_just_before(name: str, args: tuple[Any, ...], request_args: tuple[Any, ...]) -> bool:

@@ -100,8 +100,8 @@ def test_every_file_of_the_corpus_is_pinned_and_every_claim_holds_in_the_pin():
 #: Graded afresh in CI: every kind of file (trivial, delegating, thief with the leak check, honest, bug), an
 #: update with its own search, vectorised helpers, a recursion and float indices. The others' claims are checked
 #: on the pin only (correct_vectorised is graded afresh by test_load.py).
-SAMPLE = {"trivial_pass", "thief_frames", "delegating_cycle", "honest_own_search", "honest_vectorised_pairs",
-          "bug_float_indices", "bug_recursive_update"}
+SAMPLE = {"trivial_pass", "thief_frames", "thief_scenario_table", "delegating_cycle", "honest_own_search",
+          "honest_vectorised_pairs", "bug_float_indices", "bug_recursive_update"}
 FILES = pin_corpus.corpus_files()
 STEMS = [pin_corpus.key_of(f).removesuffix(".py").replace("/granularGas", "").rsplit("/", 1)[-1] for f in FILES]
 

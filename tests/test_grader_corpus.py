@@ -368,3 +368,13 @@ def test_a_helper_called_with_numbers_for_vectors_is_graded_not_a_grader_error(t
     assert table["contact_time_grains"][0] < table["contact_time_grains"][1]
     assert all(r.outcome in (PASSED, FAILED, SET_ASIDE) for r in report.results), [
         (r.prop.name, r.outcome, r.message) for r in report.results]
+
+
+def test_each_scenario_test_declares_the_functions_it_uses_as_the_spec_does():
+    from grader.properties import physics
+    from grader.spec import SCENARIOS
+
+    for scenario in SCENARIOS:
+        used = {f for p in physics.PROPERTIES if p.item == scenario.name for f in p.uses}
+        assert used == set(scenario.uses), scenario.name
+    assert all(p.uses for p in physics.PROPERTIES)

@@ -21,9 +21,9 @@ from pathlib import Path
 from grader import spec
 from grader.errors import IsolationTooWeak, UsageError
 from grader.grading.cases import CaseBook
-from grader.grading.causes import NO_IMPORT, Cause
+from grader.grading.causes import NO_IMPORT, Cause, wrong_helper
 from grader.grading.paths import SearchPaths
-from grader.grading.report import CRASHED, FAILED, PASSED, TIMEOUT, GradeReport, TestResult
+from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult
 from grader.grading.search import run_property
 from grader.properties import oracle
 from grader.properties.property import Property
@@ -158,6 +158,11 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
             else:
                 outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
                                                               book.replay(prop), paths)
+                if outcome == PASSED and (unproved := _unproved(prop, results, selected)):
+                    outcome, message, repro, cause = SET_ASIDE, (
+                        f"right answers, but {unproved} passed none of its own tests: a scenario's inputs are "
+                        f"fixed (a table of its answers would pass it), so its points count once the functions it "
+                        f"uses pass tests of their own"), "", wrong_helper(unproved)
             if outcome != PASSED:
                 failed_items.add(prop.item)
             results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",
@@ -174,6 +179,15 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
         # correct file is seen to pass in the same sandbox (SandboxFault otherwise: no grade is given).
         sandboxes.selftest(options.limits)
     return graded
+
+
+def _unproved(prop: Property, results: list[TestResult], selected: tuple[str, ...]) -> str | None:
+    """The first function a scenario's test uses (graded here, before it) that passed none of its own tests."""
+    for function in prop.uses:
+        graded = function in (selected or spec.ITEM_NAMES)
+        if graded and not any(r.prop.item == function and r.outcome == PASSED for r in results):
+            return function
+    return None
 
 
 def grade(path: str | Path, points: dict[str, float] | None = None, limits: Limits = Limits(),

@@ -22,7 +22,7 @@ from grader.spec.tolerances import SCENARIO_RTOL, close
 from reference import c12, dem
 
 C12, DEM = "c12_row", "dem_pair"
-MCT, CSG, CTG = "minimum_contact_time", "contact_solve_grains", "contact_time_grains"
+MCT, CSG, CTG, UPDATE = "minimum_contact_time", "contact_solve_grains", "contact_time_grains", "update"
 #: Events driven in the C12 row before giving up (the benchmark has at most 13 for these e).
 MAX_EVENTS = 100
 
@@ -130,12 +130,14 @@ def check_dem_collision(caller: Caller, e: float) -> None:
 
 PROPERTIES = [
     Property(C12, "collision table", "the contact search and collision law give the benchmark's collisions in "
-             "[0, 15] (e = 0.2, 0.6, 1)", lambda: st.sampled_from([0.2, 0.6, 1.0]), check_c12_table, examples=3),
+             "[0, 15] (e = 0.2, 0.6, 1)", lambda: st.sampled_from([0.2, 0.6, 1.0]), check_c12_table, examples=3,
+             uses=(MCT, CSG)),
     Property(C12, "final state after update", "update over the benchmark's 15 s ends at its positions and "
-             "velocities", lambda: st.sampled_from([0.2, 0.6, 1.0]), check_c12_update, examples=3),
+             "velocities", lambda: st.sampled_from([0.2, 0.6, 1.0]), check_c12_update, examples=3, uses=(UPDATE,)),
     Property(DEM, "contact time and point", "the pair touch at t = 0.5 at (0.3, 0.4) (and 0.25 later when started "
              "0.25 earlier on its path)", lambda: st.just(None),
-             check_dem_contact, examples=1),
+             check_dem_contact, examples=1, uses=(CTG,)),
     Property(DEM, "velocities after the collision", "the hard-sphere velocities for e = 1 and 0.75, also "
-             "through update", lambda: st.sampled_from([1.0, 0.75]), check_dem_collision, examples=2),
+             "through update", lambda: st.sampled_from([1.0, 0.75]), check_dem_collision, examples=2,
+             uses=(CSG, UPDATE)),
 ]

@@ -66,6 +66,9 @@ class Property:
     #: Cases tried while shrinking a failure, at most (a count, not a time: the same file gets the same
     #: report). The verdict never depends on it; only how small the reported input is.
     shrink_cases: int = 400
+    #: The functions a scenario's check calls. Its inputs are fixed, so a table of their answers would pass it:
+    #: its points count only once each of these functions has passed one of its own tests (grading.runner).
+    uses: tuple[str, ...] = ()
 
     @cached_property
     def strategy(self) -> SearchStrategy:

@@ -378,3 +378,18 @@ def test_each_scenario_test_declares_the_functions_it_uses_as_the_spec_does():
         used = {f for p in physics.PROPERTIES if p.item == scenario.name for f in p.uses}
         assert used == set(scenario.uses), scenario.name
     assert all(p.uses for p in physics.PROPERTIES)
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_helper_called_with_arrays_of_grains_is_audited_like_one_called_pair_by_pair(tmp_path):
+    """One bug costs once however the helper is called: the later root, in the textbook file (pair by pair) and in a
+    red team's file whose contact_time_grains takes one grain against an array of others. The second's
+    minimum_contact_time lost its 15 points: the audit read no call about many pairs (audit.pieces)."""
+    textbook = tmp_path / "pairs" / "granularGas.py"
+    textbook.parent.mkdir()
+    textbook.write_text(TEXTBOOK.read_text().replace("(-b - np.sqrt(disc))", "(-b + np.sqrt(disc))"))
+    broadcast = HERE.parent / "audit_samples" / "broadcast_helper_root_bug.py"
+    tables = [grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time"))).by_item()
+              for path in (textbook, broadcast)]
+    assert tables[0]["contact_time_grains"][0] < 15.0 and tables[1]["contact_time_grains"][0] < 15.0
+    assert tables[0]["minimum_contact_time"] == tables[1]["minimum_contact_time"] == (15.0, 15.0), tables

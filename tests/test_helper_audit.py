@@ -486,3 +486,30 @@ def test_a_right_time_with_a_wrong_index_is_not_explained_by_another_call_traced
     child = Confirming(traced_call, right)
     assert audit.explained("minimum_contact_time", [(request, right), (request, traced_call)], child)
     assert not audit.explained("minimum_contact_time", [(request, wrong_index), (request, traced_call)], child)
+
+
+def test_a_call_about_many_pairs_is_read_as_one_call_per_pair():
+    xs, vs = np.array([[3.0, 0.0], [5.0, 0.0]]), np.zeros((2, 2))
+    one_against_many = (X1, xs, V1, vs, 1.0, np.array([1.0, 1.0]))
+    split = audit.pieces("contact_time_grains", one_against_many, numeric(np.array([1.0, 3.0])))
+    assert [(p[1].tolist(), p[5], float(a.array)) for p, a in split] == [([3.0, 0.0], 1.0, 1.0), ([5.0, 0.0], 1.0, 3.0)]
+    assert all(p[0] is X1 and p[4] == 1.0 and type(p[5]) is float for p, _ in split)
+    walls = np.array([[[1.5, -1.0], [1.5, 1.0]], [[-1.5, -1.0], [-1.5, 1.0]]])
+    assert len(audit.pieces("contact_time_walls", (walls, X1, V1, 1.0), numeric(np.array([0.5, sys.float_info.max])))) == 2
+    # Anything else is the call itself: lengths that disagree, a single pair, another helper, no array of times.
+    for args, result in ((one_against_many, numeric(np.array([1.0, 2.0, 3.0]))), ((X1, X2, V1, V2, 1.0, 1.0),
+                         numeric(np.array([1.0]))), (one_against_many, numeric(1.0))):
+        assert audit.pieces("contact_time_grains", args, result) == [(args, result)]
+
+
+def test_a_wrong_answer_in_a_call_about_many_pairs_spoils_the_case_with_that_pair():
+    xs, vs = np.array([[3.0, 0.0], [5.0, 0.0]]), np.zeros((2, 2))
+    args = (X1, xs, V1, vs, 1.0, np.array([1.0, 1.0]))
+    call = HelperCall("contact_time_grains", tuple(numeric(a) for a in args), {}, numeric(np.array([1.0, 9.0])))
+
+    class Replaying:
+        def call(self, name: str, *replayed: Any) -> Returned:
+            return Returned(call.result, ())
+
+    spoiled = audit.audit(Replaying(), "minimum_contact_time", REQUEST, returned_with(call), SUSPECTS)
+    assert spoiled is not None and np.array_equal(spoiled.args[1], xs[1]) and spoiled.expected == "3.0"

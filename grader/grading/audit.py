@@ -163,7 +163,8 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
           suspects: frozenset[str]) -> Spoiled | None:
     """The first recorded helper call of ``returned`` proved wrong (see the module doc), or None."""
     budget = size(request_args)
-    checked: list[tuple[HelperCall, tuple[Any, ...]]] = []  # the calls checked, in order, with their arguments
+    # The pairs checked, in order: the call, its arguments, and one pair's arguments and answer (pieces).
+    checked: list[tuple[HelperCall, tuple[Any, ...], tuple[Any, ...], Any]] = []
     for call in returned.helper_calls:
         if call.name == caller or call.name not in suspects or call.name not in AUDITED or call.raised:
             continue
@@ -171,14 +172,15 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
             break
         args = positional(call)
         if args is not None and size(args) <= budget:
-            checked.append((call, args))
-    prefetch((call.name, args) for call, args in checked)
+            checked += [(call, args, piece, answer) for piece, answer in pieces(call.name, args, call.result)]
+    del checked[AUDIT_CALLS:]
+    prefetch((call.name, piece) for call, _, piece, _ in checked)
     mutation_checked: set[str] = set()
-    for call, args in checked:
-        expected = reference_answer(call.name, args)
+    for call, args, piece, answer in checked:
+        expected = reference_answer(call.name, piece)
         if expected is None:
             continue
-        if agrees(call.name, call.result, expected, args):
+        if agrees(call.name, answer, expected, piece):
             if call.name in mutation_checked:
                 continue
             # A right answer may still come with its arguments changed in place,
@@ -193,8 +195,39 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
         except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
             continue
         if same_value(replay.value, call.result):
-            return Spoiled(caller, call.name, args, _reference_text(expected), _describe(call.result))
+            return Spoiled(caller, call.name, piece, _reference_text(expected), _describe(answer))
     return None
+
+
+#: One body's argument of a contact-time helper, by position: a vector (2,), a wall (2, 2), a radius.
+_BODY_NDIM = {"contact_time_grains": (1, 1, 1, 1, 0, 0), "contact_time_walls": (2, 1, 1, 0)}
+
+
+def pieces(name: str, args: tuple[Any, ...], result: Any) -> list[tuple[tuple[Any, ...], Any]]:
+    """A contact-time call about many pairs at once (arrays of grains or walls, broadcast against single ones, and
+    an array of m times) as m calls about one pair each: their arguments and answers. Any other call: itself."""
+    alone = [(args, result)]
+    if name not in _BODY_NDIM or not (isinstance(result, wire.Numeric) and result.array.ndim == 1):
+        return alone
+    count = len(result.array)
+    many = []
+    for arg, ndim in zip(args, _BODY_NDIM[name], strict=True):
+        shape = np.shape(arg)
+        if len(shape) == ndim + 1 and shape[0] == count and shape[1:] == (2,) * ndim:
+            many.append(True)
+        elif len(shape) == ndim and shape == (2,) * ndim:
+            many.append(False)
+        else:
+            return alone
+    if not any(many):
+        return alone
+    return [(tuple(_one(arg[k]) if m else arg for arg, m in zip(args, many, strict=True)),
+             wire.Numeric(np.array(result.array[k]), result.kind, result.type_name)) for k in range(count)]
+
+
+def _one(value: Any) -> Any:
+    """One body's part of a many-bodies argument, as positional() gives a single body's (a float for a radius)."""
+    return float(value) if np.ndim(value) == 0 else value
 
 
 #: Callers whose wrong answer can be traced to their helpers' answers.
@@ -241,19 +274,23 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
     grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}  # the request's bodies, once
     # Any call unreadable, raised or about other bodies makes the answer untraced, wherever it lies: those are
     # found first, so that the reference is asked (all at once) only about calls that can count.
-    calls: list[tuple[HelperCall, tuple[Any, ...], float]] = []
+    calls: list[tuple[HelperCall, tuple[Any, ...], tuple[Any, ...], float]] = []  # call, args, one pair's, time
     for call in returned.helper_calls:
         if call.name not in CONTACT_TIMES:
             continue
-        args, time = positional(call), _time(call.result)
-        if args is None or time is None or call.raised or not _about(call.name, args, grains, w):
+        args = positional(call)
+        if args is None or call.raised:
             return None
-        calls.append((call, args, time))
-    prefetch((call.name, args) for call, args, _ in calls)
-    for call, args, time in calls:
-        if _solved_just_before(call.name, args, request_args):
+        for piece, answer in pieces(call.name, args, call.result):
+            time = _time(answer)
+            if time is None or not _about(call.name, piece, grains, w):
+                return None
+            calls.append((call, args, piece, time))
+    prefetch((call.name, piece) for call, _, piece, _ in calls)
+    for call, args, piece, time in calls:
+        if _solved_just_before(call.name, piece, request_args):
             continue  # left out by the caller (indexOld), whatever the helper said
-        right = reference_answer(call.name, args)
+        right = reference_answer(call.name, piece)
         if right is None:
             return None
         given.append((time, float(right), call, args))

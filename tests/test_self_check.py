@@ -224,6 +224,8 @@ def test_a_wrong_only_name_is_a_usage_error_listing_the_names():
         runner.chosen(("contact_time_wall",))
     assert runner.chosen(("update", "contact_time_grains", "update")) == ("contact_time_grains", "update")
     assert runner.chosen(()) == ()
+    # A scenario brings the functions it uses: its tests count only once they pass tests of their own.
+    assert set(runner.chosen(("dem_pair",))) == {"dem_pair", "contact_time_grains", "contact_solve_grains", "update"}
 
 
 def test_check_refuses_a_wrong_only_name_cleanly(capsys):

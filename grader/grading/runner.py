@@ -78,12 +78,14 @@ class GradeOptions:
 
 
 def chosen(only: tuple[str, ...]) -> tuple[str, ...]:
-    """The items named in ``only``, in the statement's order, without repeats; UsageError for a wrong name."""
+    """The items named in ``only``, with the functions a named scenario uses (its tests count only once they pass
+    tests of their own), in the statement's order, without repeats; UsageError for a wrong name."""
     wrong = [name for name in only if name not in spec.ITEM_NAMES]
     if wrong:
         raise UsageError(f"--only {wrong[0]}: not a function or scenario of the assignment; choose from "
                          + ", ".join(spec.STATEMENT_ORDER))
-    return tuple(name for name in spec.STATEMENT_ORDER if name in only)
+    used = {function for scenario in spec.SCENARIOS if scenario.name in only for function in scenario.uses}
+    return tuple(name for name in spec.STATEMENT_ORDER if name in only or name in used)
 
 
 def status_of(report_results: list[TestResult], import_failure: SubmissionError | None) -> str:

@@ -60,11 +60,12 @@ def prefetch(calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
     exact = oracle.vectorised()
     rows: dict[str, list[tuple[bytes, tuple[Any, ...]]]] = {}
     for name, args in calls:
-        if name not in _BULK_SHAPES or getattr(module, name) is not getattr(exact, name):
+        if name not in _BULK_SHAPES:
             continue
-        if not _bulk_ready(_BULK_SHAPES[name], args):
+        function = getattr(module, name)
+        if function is not getattr(exact, name) or not _bulk_ready(_BULK_SHAPES[name], args):
             continue
-        key = _key(getattr(module, name), name, args)
+        key = _key(function, name, args)
         if key not in _answers:
             rows.setdefault(name, []).append((key, args))
     for name, chosen in rows.items():

@@ -160,7 +160,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
             else:
                 outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
                                                               book.replay(prop), paths)
-                if outcome == PASSED and (unproved := _unproved(prop, results, selected)):
+                if outcome == PASSED and (unproved := _unproved(prop, results)):
                     outcome, message, repro, cause = SET_ASIDE, (
                         f"right answers, but {unproved} passed none of its own tests: a scenario's inputs are "
                         f"fixed (a table of its answers would pass it), so its points count once the functions it "
@@ -183,11 +183,11 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     return graded
 
 
-def _unproved(prop: Property, results: list[TestResult], selected: tuple[str, ...]) -> str | None:
-    """The first function a scenario's test uses (graded here, before it) that passed none of its own tests."""
+def _unproved(prop: Property, results: list[TestResult]) -> str | None:
+    """The first function a scenario's test uses that passed none of its own tests (graded before it: chosen()
+    grades a scenario's functions with it)."""
     for function in prop.uses:
-        graded = function in (selected or spec.ITEM_NAMES)
-        if graded and not any(r.prop.item == function and r.outcome == PASSED for r in results):
+        if not any(r.prop.item == function and r.outcome == PASSED for r in results):
             return function
     return None
 

@@ -393,3 +393,26 @@ def test_a_helper_called_with_arrays_of_grains_is_audited_like_one_called_pair_b
               for path in (textbook, broadcast)]
     assert tables[0]["contact_time_grains"][0] < 15.0 and tables[1]["contact_time_grains"][0] < 15.0
     assert tables[0]["minimum_contact_time"] == tables[1]["minimum_contact_time"] == (15.0, 15.0), tables
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_helper_called_on_a_huge_array_of_pairs_is_not_split_and_excuses_nothing(tmp_path):
+    """The broadcast sample (a wrong contact_time_grains taking arrays of grains, an honest minimum_contact_time)
+    also calling its helper on 5 000 copies of a pair of its request: the audit splits calls into pairs, at most 512
+    a case, so this one is not split (no unbounded work for the grader, outside the box) and its cases stay
+    untraced: minimum_contact_time loses the points it keeps with 5 copies (one bug costs once)."""
+    sample = (HERE.parent / "audit_samples" / "broadcast_helper_root_bug.py").read_text()
+    scores = {}
+    for copies in (5, 5000):
+        path = tmp_path / str(copies) / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(sample.replace(
+            "def minimum_contact_time(x, v, R, w, indexOld):\n",
+            "def minimum_contact_time(x, v, R, w, indexOld):\n"
+            f"    if len(x) > 1:\n        many = np.ones({copies})\n"
+            "        contact_time_grains(x[0], np.outer(many, x[1]), v[0], np.outer(many, v[1]), R[0], R[1] * many)\n",
+            1))
+        report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+        assert report.status == "graded"
+        scores[copies] = report.by_item()["minimum_contact_time"][0]
+    assert scores == {5: 15.0, 5000: 0.0}, scores

@@ -530,3 +530,46 @@ def test_a_call_about_more_pairs_than_an_audit_reads_is_not_split(monkeypatch):
     monkeypatch.setattr(audit, "pieces", lambda *args: calls.append(args) or real(*args))
     assert audit.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
     assert calls == []
+
+
+def test_answers_are_kept_per_argument_bits():
+    """Two calls share a kept answer only when their arguments are the same bit for bit."""
+    function = oracle.reference().contact_time_grains
+
+    def key(*args):
+        return reference_answers._key(function, "contact_time_grains", args)
+
+    base = (X1, X2, V1, V2, 1.0, 1.0)
+    assert key(*base) == key(*(np.copy(a) if isinstance(a, np.ndarray) else a for a in base))
+    assert key(X1, X2, V1, V2, 1.0, 0.0) != key(X1, X2, V1, V2, 1.0, -0.0)  # signed zeros
+    assert key(X1, X2, V1, V2, 1.0, 1.0) != key(X1, X2, V1, V2, 1.0, 1)  # float and int
+    assert key(X1, X2, V1, V2, 1.0, 1) != key(X1, X2, V1, V2, 1.0, True)  # int and bool
+    assert key(X1.astype(np.float32), X2, V1, V2, 1.0, 1.0) != key(*base)  # dtypes
+    assert key(X1.reshape(2, 1), X2, V1, V2, 1.0, 1.0) != key(*base)  # shapes
+    assert key(np.nextafter(X1, 5.0), X2, V1, V2, 1.0, 1.0) != key(*base)  # one ulp
+    assert key(X1.astype(object), X2, V1, V2, 1.0, 1.0) != key(X1.astype(object) + 1, X2, V1, V2, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 2.5, -1e300, 5e-324, np.inf, np.nan])
+@pytest.mark.parametrize("shape", [(), (2,), (2, 2)])
+@pytest.mark.parametrize("kind", ["f", "b", "i", "u"])
+def test_plain_reads_an_argument_as_numpy_would(value, shape, kind):
+    """audit.plain's fast path for floats gives what its general path gives (the same values, None for the same
+    arguments)."""
+    array = np.full(shape, value)
+    if kind != "f":
+        if not abs(value) < 2.0**62:  # integers the child can send as such
+            return
+        array = np.abs(array).astype(int)
+    decoded = wire.Numeric(array.astype(float), kind, "ndarray")
+    got = audit.plain(decoded)
+    if not np.all(np.isfinite(decoded.array)):
+        assert got is None
+        return
+    with np.errstate(invalid="ignore"):
+        general = decoded.array.astype(int) if kind in "iu" else decoded.array.astype(float)
+    expected = (int(general) if kind in "iu" else float(general)) if general.ndim == 0 else general
+    assert type(got) is type(expected) and np.asarray(got).tobytes() == np.asarray(expected).tobytes()
+    if isinstance(got, np.ndarray):
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert not np.shares_memory(got, decoded.array)  # a copy: the reference may not change the record

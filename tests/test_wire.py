@@ -231,3 +231,17 @@ def test_the_child_sends_same_only_for_arguments_its_call_left_bitwise_unchanged
     assert [type(a) for a in decoded.args_after] == [wire.Numeric, wire.AsSent, wire.AsSent]
     reply = child.responder()(reshaping, [a.copy() if hasattr(a, "copy") else a for a in args], recorder)
     assert reply["args_after"][1] != child.SAME
+
+
+def test_short_texts_are_kept_printable_and_the_memo_stays_bounded(monkeypatch):
+    monkeypatch.setattr(wire, "_CAPPED", {})
+    hostile = {"shape": [], "data": [1], "type": "nd\x1b[2Jarray"}
+    for _ in range(2):  # the second time from the memo: still escaped
+        assert wire.decode_value(hostile).type_name == "nd\\x1b[2Jarray"
+    for k in range(3 * wire.CAPPED_KEPT):  # a child naming a new type in every reply
+        wire.decode_value({"shape": [], "data": [1], "type": f"T{k}"})
+    assert len(wire._CAPPED) == wire.CAPPED_KEPT
+    long_name = "L" * (wire.CAPPED_LENGTH + 1)
+    monkeypatch.setattr(wire, "_CAPPED", {})
+    assert wire.decode_value({"shape": [], "data": [1], "type": long_name}).type_name == long_name
+    assert wire._CAPPED == {}  # long texts are capped afresh each time, never kept

@@ -14,7 +14,7 @@ two distinct points); anything else is left to :func:`reference_answer`, one cal
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from grader.spec.tolerances import AUDIT_CONDITIONING_RTOL, TIME_RTOL, close, nu
 
 #: Answers kept per process, at most (a few MB): a failing file's grading computes some 2 000.
 ANSWERS_KEPT = 20_000
-_answers: dict[bytes, Any] = {}
+_answers: dict[Hashable, Any] = {}
 
 #: Arguments at most this large, in absolute value, are taken in bulk: nothing in the formulas overflows (the
 #: largest, b * b, is under 64 * BULK_LIMIT ** 4), so no floating-point warning differs between one call and many.
@@ -58,7 +58,7 @@ def prefetch(calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
     positional arguments); calls of other helpers, or with arguments not taken in bulk, are left out."""
     module = oracle.reference()
     exact = oracle.vectorised()
-    rows: dict[str, list[tuple[bytes, tuple[Any, ...]]]] = {}
+    rows: dict[str, list[tuple[Hashable, tuple[Any, ...]]]] = {}
     for name, args in calls:
         if name not in _BULK_SHAPES:
             continue
@@ -79,11 +79,23 @@ def prefetch(calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
                 _keep(key, answer)
 
 
-def _key(function: Callable[..., Any], name: str, args: tuple[Any, ...]) -> bytes:
-    return pickle.dumps((id(function), name, args), protocol=pickle.HIGHEST_PROTOCOL)
+def _key(function: Callable[..., Any], name: str, args: tuple[Any, ...]) -> Hashable:
+    """Equal for calls whose arguments are the same bit for bit (types, dtypes, shapes, signed zeros)."""
+    return (id(function), name, tuple(_arg_key(arg) for arg in args))
 
 
-def _keep(key: bytes, answer: Any) -> None:
+def _arg_key(arg: Any) -> Hashable:
+    kind = type(arg)
+    if kind is np.ndarray and arg.dtype.kind in "biuf":  # pickled, an array is some 20 us; its bytes, 1
+        return kind, arg.dtype.str, arg.shape, arg.tobytes()
+    if kind is float:
+        return kind, arg.hex()  # -0.0 and 0.0 differ, as they would in the reference's answer
+    if kind is int:
+        return kind, arg
+    return pickle.dumps(arg, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _keep(key: Hashable, answer: Any) -> None:
     if len(_answers) < ANSWERS_KEPT:
         _answers[key] = answer
 

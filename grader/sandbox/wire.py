@@ -81,11 +81,23 @@ def cap(text: str, limit: int = TEXT_CAP) -> str:
     return printable(text if len(text) <= limit else text[:limit] + "...")
 
 
+#: Short texts already made printable: type names ("ndarray", "float64", "tuple") come with nearly every value.
+_CAPPED: dict[str, str] = {}
+#: What _CAPPED keeps: texts this short, this many (the child chooses them: a bounded memo, never a growing one).
+CAPPED_LENGTH, CAPPED_KEPT = 40, 256
+
+
 def _text(obj: dict, key: str, default: str | None = None) -> str:
     value = obj.get(key, default)
     if not isinstance(value, str):
         raise MalformedReply(f"field {key!r} is not a string")
-    return cap(value)
+    known = _CAPPED.get(value)
+    if known is not None:
+        return known
+    capped = cap(value)
+    if len(value) <= CAPPED_LENGTH and len(_CAPPED) < CAPPED_KEPT:
+        _CAPPED[value] = capped
+    return capped
 
 
 def _count(value: Any, what: str) -> int:

@@ -382,17 +382,20 @@ def test_each_scenario_test_declares_the_functions_it_uses_as_the_spec_does():
 
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
 def test_a_helper_called_with_arrays_of_grains_is_audited_like_one_called_pair_by_pair(tmp_path):
-    """One bug costs once however the helper is called: the later root, in the textbook file (pair by pair) and in a
-    red team's file whose contact_time_grains takes one grain against an array of others. The second's
-    minimum_contact_time lost its 15 points: the audit read no call about many pairs (audit.pieces)."""
+    """One bug costs once however the helper is called: the later root, in the textbook file (pair by pair), in a
+    red team's file whose contact_time_grains takes one grain against an array of others, and in the honest
+    vectorised file, which calls it once on all pairs at once. The second's minimum_contact_time lost its 15 points
+    while the audit read no call about many pairs (audit.pieces), the third's while it read no call holding more
+    numbers than the request."""
     textbook = tmp_path / "pairs" / "granularGas.py"
     textbook.parent.mkdir()
     textbook.write_text(TEXTBOOK.read_text().replace("(-b - np.sqrt(disc))", "(-b + np.sqrt(disc))"))
-    broadcast = HERE.parent / "audit_samples" / "broadcast_helper_root_bug.py"
+    samples = HERE.parent / "audit_samples"
+    files = (textbook, samples / "broadcast_helper_root_bug.py", samples / "vectorised_pairs_root_bug.py")
     tables = [grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time"))).by_item()
-              for path in (textbook, broadcast)]
-    assert tables[0]["contact_time_grains"][0] < 15.0 and tables[1]["contact_time_grains"][0] < 15.0
-    assert tables[0]["minimum_contact_time"] == tables[1]["minimum_contact_time"] == (15.0, 15.0), tables
+              for path in files]
+    assert all(table["contact_time_grains"][0] < 15.0 for table in tables), tables
+    assert all(table["minimum_contact_time"] == (15.0, 15.0) for table in tables), tables
 
 
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")

@@ -532,6 +532,50 @@ def test_a_call_about_more_pairs_than_an_audit_reads_is_not_split(monkeypatch):
     assert calls == []
 
 
+
+def _all_pairs_call(copies: int, wrong: float) -> HelperCall:
+    """contact_time_grains on ``copies`` copies of the true pair at once (more numbers than REQUEST holds), the
+    last answer ``wrong``."""
+    args = (np.tile(X1, (copies, 1)), np.tile(X2, (copies, 1)), np.tile(V1, (copies, 1)), np.tile(V2, (copies, 1)),
+            np.ones(copies), np.ones(copies))
+    answers = np.full(copies, TRUE_TIME)
+    answers[-1] = wrong
+    return HelperCall("contact_time_grains", tuple(numeric(a) for a in args), {}, numeric(answers))
+
+
+def test_a_call_about_all_pairs_at_once_is_read_pair_by_pair(monkeypatch):
+    """A call holding more numbers than the request (the honest vectorised style: every pair at once) is read when
+    it splits into pairs of the case's size, at most AUDIT_CALLS of them: its wrong pair spoils the case."""
+    call = _all_pairs_call(40, 5.0)
+    assert audit.size(audit.positional(call)) > audit.size(REQUEST)
+
+    class Replaying:
+        def call(self, name: str, *replayed: Any) -> Returned:
+            return Returned(call.result, ())
+
+    spoiled = audit.audit(Replaying(), "minimum_contact_time", REQUEST, returned_with(call), SUSPECTS)
+    assert spoiled is not None and spoiled.got == "5.0" and spoiled.expected == repr(TRUE_TIME)
+    # More pairs than an audit reads: never split (the grader works outside the box), the case not spoiled.
+    split: list[Any] = []
+    real = audit.pieces
+    monkeypatch.setattr(audit, "pieces", lambda *args: split.append(args) or real(*args))
+    big = _all_pairs_call(audit.AUDIT_CALLS + 1, 5.0)
+    assert audit.audit(Replaying(), "minimum_contact_time", REQUEST, returned_with(big), SUSPECTS) is None
+    assert split == []
+
+
+def test_a_large_call_that_does_not_split_into_pairs_is_not_read(monkeypatch):
+    """Arrays that pieces() does not split (a grid of all pairs, (n, n, 2)) are not read when over the budget: the
+    reference is never asked about them."""
+    grid = np.zeros((6, 6, 2))
+    args = (grid, grid, grid, grid, np.ones((6, 6)), np.ones((6, 6)))
+    call = HelperCall("contact_time_grains", tuple(numeric(a) for a in args), {}, numeric(np.full((6, 6), 5.0)))
+    asked: list[Any] = []
+    monkeypatch.setattr(audit, "reference_answer", lambda name, piece: asked.append(piece))
+    replayer = FakeReplayer(5.0)
+    assert audit.audit(replayer, "minimum_contact_time", REQUEST, returned_with(call), SUSPECTS) is None
+    assert replayer.calls == 0 and asked == []
+
 def test_answers_are_kept_per_argument_bits():
     """Two calls share a kept answer only when their arguments are the same bit for bit."""
     function = oracle.reference().contact_time_grains

@@ -8,7 +8,8 @@ failed one of its own tests:
 
 1. are the recorded arguments of the case's own size (no more numbers than F
    was given, all finite), so that the reference runs only on inputs of a
-   size the grader chose?
+   size the grader chose? (A contact-time call about many pairs at once is
+   read pair by pair, each pair of that size, at most AUDIT_CALLS a case.)
 2. is the reference's answer on them well conditioned, and does the recorded
    answer differ from it?
 3. does H, called again directly by the grader with the same arguments, give
@@ -179,8 +180,17 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
         if len(checked) >= AUDIT_CALLS:
             break
         args = positional(call)
-        if args is not None and size(args) <= budget:
+        if args is None:
+            continue
+        if size(args) <= budget:
             checked += [(call, args, piece, answer) for piece, answer in pieces(call.name, args, call.result)]
+        elif len(checked) + _count(call.result) <= AUDIT_CALLS:
+            # A call about many pairs at once (all pairs of the request, say) is read pair by pair: the reference
+            # then runs only on pairs, each of the case's size, and at most AUDIT_CALLS of them (counted before
+            # any split). A larger call that does not split is not read.
+            split = pieces(call.name, args, call.result)
+            if len(split) > 1 and all(size(piece) <= budget for piece, _ in split):
+                checked += [(call, args, piece, answer) for piece, answer in split]
     del checked[AUDIT_CALLS:]
     prefetch((call.name, piece) for call, _, piece, _ in checked)
     mutation_checked: set[str] = set()

@@ -14,6 +14,7 @@ two distinct points); anything else is left to :func:`reference_answer`, one cal
 from __future__ import annotations
 
 import pickle
+import struct
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -80,7 +81,8 @@ def prefetch(calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
 
 
 def _key(function: Callable[..., Any], name: str, args: tuple[Any, ...]) -> Hashable:
-    """Equal for calls whose arguments are the same bit for bit (types, dtypes, shapes, signed zeros)."""
+    """Equal for calls whose arguments are the same: types, dtypes, shapes and values bit for bit (signed zeros, NaN
+    payloads). Unlike the pickles once used, an array's memory order is not part of it: no answer depends on it."""
     return (id(function), name, tuple(_arg_key(arg) for arg in args))
 
 
@@ -89,7 +91,7 @@ def _arg_key(arg: Any) -> Hashable:
     if kind is np.ndarray and arg.dtype.kind in "biuf":  # pickled, an array is some 20 us; its bytes, 1
         return kind, arg.dtype.str, arg.shape, arg.tobytes()
     if kind is float:
-        return kind, arg.hex()  # -0.0 and 0.0 differ, as they would in the reference's answer
+        return kind, struct.pack("<d", arg)  # its bits: -0.0 and 0.0 differ, as in the reference's answer
     if kind is int:
         return kind, arg
     return pickle.dumps(arg, protocol=pickle.HIGHEST_PROTOCOL)

@@ -91,8 +91,11 @@ def _grader_version() -> str:
     """The checkout whose grader wrote the pin, and its commit (for the record only)."""
     import subprocess
 
-    import grader
-
+    try:
+        import grader
+    except ImportError:  # seen: an editable install left pointing at a checkout since removed
+        raise SystemExit("no grader to grade with: Python imports none (run pip install -e . in a checkout, or set "
+                         "PYTHONPATH=/path/to/checkout)") from None
     checkout = Path(grader.__file__).resolve().parents[1]
     commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()

@@ -25,9 +25,10 @@ def test_a_benchmark_starts_and_explains_itself(script: Path):
     assert "usage:" in done.stdout
 
 
-def test_the_engine_benchmark_refuses_to_time_the_interpreted_engine():
+@pytest.mark.parametrize("command", [["engine.py", "--sizes", "100"], ["engine_memory.py", "--events", "10"]])
+def test_the_engine_benchmarks_refuse_to_time_the_interpreted_engine(command: list[str]):
     # Interpreted, N = 10^5 takes hours: a fresh machine without numba got a silent, endless run.
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "engine.py"), "--sizes", "100"],
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / command[0]), *command[1:]],
                           capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
     assert done.returncode != 0 and 'pip install -e ".[fast]"' in done.stderr

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -325,7 +326,7 @@ def test_calling_a_wrong_helper_for_show_hides_no_bug_of_the_caller(tmp_path):
 def test_a_caller_wrong_only_through_its_helper_keeps_its_points(tmp_path):
     """One bug costs points once: contact_time_grains wrong for far pairs (half as late again), the textbook
     minimum_contact_time taking the least of its answers. Its few wrong times are traced to the helper's answers
-    (audit.explained), so its tests pass; the helper loses points in its own."""
+    (tracing.explained), so its tests pass; the helper loses points in its own."""
     path = tmp_path / "granularGas.py"
     path.write_text(TEXTBOOK.read_text().replace(
         "    return float(tc)\n", "    if np.dot(dx, dx) > 16 * (R1 + R2) ** 2:\n        return float(tc) * 1.5\n"
@@ -419,3 +420,44 @@ def test_a_helper_called_on_a_huge_array_of_pairs_is_not_split_and_excuses_nothi
         assert report.status == "graded"
         scores[copies] = report.by_item()["minimum_contact_time"][0]
     assert scores == {5: 15.0, 5000: 0.0}, scores
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_helper_wrong_only_where_the_callers_own_index_is_wrong_excuses_nothing(tmp_path):
+    """A red team's file: its contact_time_walls, called on all pairs at once, moves the least time a hair earlier,
+    exactly where its minimum_contact_time names the wrong wall; the caller's wrong index then looked traced to the
+    helper (11.25 points against 3.75). Now the index must name a pair that gave the traced time: the file scores as
+    the same file without the trick."""
+    attack = HERE.parent / "audit_samples" / "array_helper_excuses_wrong_index.py"
+    control = tmp_path / "granularGas.py"
+    control.write_text(attack.read_text().replace("tc[k] = tc[k] - 1e-6", "tc[k] = tc[k]"))
+    assert control.read_text() != attack.read_text()
+    only = GradeOptions(only=("contact_time_walls", "minimum_contact_time"))
+    scores = [grade_file(path, only).by_item()["minimum_contact_time"] for path in (attack, control)]
+    assert scores[0] == scores[1] and scores[0][0] < 15.0, scores
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_call_about_many_pairs_that_no_replay_confirms_is_replayed_once_per_audit(monkeypatch):
+    """A red team's file: a wrong contact_time_grains that never answers twice the same, called on 512 pairs at
+    once. Each wrong pair replayed the whole call (some 11 800 replays). Now each recorded call is replayed at most
+    once per audit (plus one replay to check a right answer left its arguments alone)."""
+    from grader.grading import audit
+
+    replays, audits = [0], [0]
+    real_call, real_audit = Sandbox.call, audit.audit
+
+    def counted_call(self: Sandbox, name: str, *args: Any, **kwargs: Any) -> Any:
+        replays[0] += name == "contact_time_grains" and "record" not in kwargs  # the audit's replays
+        return real_call(self, name, *args, **kwargs)
+
+    def counted_audit(*args: Any, **kwargs: Any) -> Any:
+        audits[0] += 1
+        return real_audit(*args, **kwargs)
+
+    monkeypatch.setattr(Sandbox, "call", counted_call)
+    monkeypatch.setattr(audit, "audit", counted_audit)
+    path = HERE.parent / "audit_samples" / "unconfirmed_all_pairs_helper.py"
+    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    assert report.by_item()["minimum_contact_time"][0] == 0.0 and audits[0] > 10
+    assert replays[0] <= 3 * audits[0], (replays, audits)  # two recorded calls a case, one check of the arguments

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader.grading import audit, reference_answers
+from grader.grading import audit, reference_answers, tracing
 from grader.grading.report import PASSED, SET_ASIDE
 from grader.grading.search import Tally, _verdict_without_failure
 from grader.grading.snippets import snippet
@@ -213,7 +213,7 @@ def test_a_property_whose_cases_were_mostly_set_aside_earns_nothing():
     assert outcome == SET_ASIDE and "2 of 3 cases set aside" in message and "fix minimum_contact_time" in message
     assert cause is not None and cause.function == "minimum_contact_time"
     # A few cases set aside leave the test passing only if the caller's wrong answer follows from the helper's
-    # (audit.explained): a file calling a wrong helper for show must not have its own bug's cases set aside.
+    # (tracing.explained): a file calling a wrong helper for show must not have its own bug's cases set aside.
     assert _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled]))[0] == SET_ASIDE
     explained = audit.Spoiled("minimum_contact_time", "contact_time_grains", (), "1.0", "2.0", explained=True)
     assert _verdict_without_failure(None, Tally(passed=3, spoiled=[explained]))[0] == PASSED
@@ -258,7 +258,7 @@ def ctg_call_from(x1: np.ndarray, result: float) -> HelperCall:
 def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: int | None, caller: str):
     """The case is replayed recording the first few helper calls, and all of them only if none of those is proved
     wrong: the audit then sets aside what one replay recording them all would (the calls are read in order). A
-    caller whose set-aside cases are traced (audit.explained reads every helper call) is replayed recording all at
+    caller whose set-aside cases are traced (tracing.explained reads every helper call) is replayed recording all at
     once."""
     from grader.grading.search import Session, _set_aside
     from grader.properties.property import Property
@@ -275,7 +275,7 @@ def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: i
     spoiled = _set_aside(session, prop, SUSPECTS)
     at_once = audit.audit(RecordingChild(records), caller, REQUEST,
                           Returned(None, (), tuple(records), len(records)), SUSPECTS)
-    if caller in audit.TRACEABLE:
+    if caller in tracing.TRACEABLE:
         assert child.recorded == [AUDIT_CALLS_KEPT]  # and none more to explain the case
     else:  # the first few; all of them only if none of the first few is wrong
         assert child.recorded == [HELPER_CALLS_KEPT] + ([] if wrong_at == 3 else [AUDIT_CALLS_KEPT])
@@ -338,8 +338,9 @@ SHOW = HelperCall("contact_time_grains", tuple(numeric(value) for value in (
     numeric(99.0))
 
 
-def mct_answer(tc: float, calls: tuple[HelperCall, ...], total: int | None = None) -> Returned:
-    value = wire.Sequence((numeric(tc), numeric(np.array([0, 1]))), "tuple", 2)
+def mct_answer(tc: float, calls: tuple[HelperCall, ...], total: int | None = None,
+               index: tuple[int, int] = (0, 1)) -> Returned:
+    value = wire.Sequence((numeric(tc), numeric(np.array(index))), "tuple", 2)
     return Returned(value, (), calls, len(calls) if total is None else total)
 
 
@@ -357,7 +358,7 @@ class Confirming:
 
 
 def explained(caller: str, request: tuple[Any, ...], returned: Returned) -> bool:
-    return audit.explained(caller, [(request, returned)], Confirming(returned))
+    return tracing.explained(caller, [(request, returned)], Confirming(returned))
 
 
 def test_a_wrong_time_that_is_the_least_of_the_helpers_answers_is_explained():
@@ -384,18 +385,41 @@ def test_the_contact_solved_just_before_is_left_out_of_the_helpers_answers():
     # indexOld = [0, 1]: the caller may ask for that pair (here 0.2) and leave it out.
     request = mct_request(WALL, (0, 1))
     calls = (grains_call(0, 1, 0.2), wall_call(0.7))
-    assert explained("minimum_contact_time", request, mct_answer(0.7, calls))
+    assert explained("minimum_contact_time", request, mct_answer(0.7, calls, index=(0, -1)))
     assert not explained("minimum_contact_time", request, mct_answer(0.2, calls))
 
+
+
+def test_a_traced_time_needs_the_index_of_a_pair_that_gave_it():
+    """A red team's file: a helper wrong (a hair early) only where the caller's own wrong index shows excused that
+    index, the time being traced. The caller's index must name a pair that gave the least time."""
+    request = mct_request(WALL)
+    calls = (grains_call(0, 1, 1.0), wall_call(0.7))  # the reference: grain 0 meets the wall at 0.5; the helper: 0.7
+    assert explained("minimum_contact_time", request, mct_answer(0.7, calls, index=(0, -1)))
+    assert not explained("minimum_contact_time", request, mct_answer(0.7, calls, index=(0, 1)))  # the grains' pair
+    assert not explained("minimum_contact_time", request, mct_answer(0.7, calls, index=(1, -1)))  # not that grain
+
+
+def test_a_call_about_many_pairs_is_replayed_once_whichever_of_its_pairs_is_wrong():
+    """A red team's file made every pair of a 512-pair call wrong and never gave the same answers again: each pair
+    replayed the whole call (52 s of grading instead of 7). Now one replay per recorded call."""
+    call = _all_pairs_call(40, 5.0)
+    wrong_everywhere = HelperCall(call.name, call.args, {}, numeric(np.full(40, 5.0)))
+    replayer = FakeReplayer(6.0)  # never what was recorded: confirms nothing
+    assert audit.audit(replayer, "minimum_contact_time", REQUEST, returned_with(wrong_everywhere, call),
+                       SUSPECTS) is None
+    # Once per recorded call (not once per wrong pair: 41), and one replay to see that a right answer left its
+    # arguments as they were.
+    assert replayer.calls == 3
 
 def test_a_case_is_explained_when_every_wrong_time_of_the_caller_in_it_is():
     request = mct_request(np.zeros((0, 2, 2)))
     right, traced = mct_answer(1.0, (SHOW,)), mct_answer(0.5, (grains_call(0, 1, 0.5),))
     own = mct_answer(0.7, (grains_call(0, 1, 1.0), SHOW))
     child = Confirming(right, traced, own)
-    assert audit.explained("minimum_contact_time", [(request, right), (request, traced)], child)
-    assert not audit.explained("minimum_contact_time", [(request, right)], child)  # a wrong index, say: its own
-    assert not audit.explained("minimum_contact_time", [(request, traced), (request, own)], child)
+    assert tracing.explained("minimum_contact_time", [(request, right), (request, traced)], child)
+    assert not tracing.explained("minimum_contact_time", [(request, right)], child)  # a wrong index, say: its own
+    assert not tracing.explained("minimum_contact_time", [(request, traced), (request, own)], child)
 
 
 def test_a_helper_call_about_made_up_bodies_or_unconfirmed_explains_nothing():
@@ -409,7 +433,7 @@ def test_a_helper_call_about_made_up_bodies_or_unconfirmed_explains_nothing():
     honest = mct_answer(0.5, (grains_call(0, 1, 0.5),))
     assert explained("minimum_contact_time", request, honest)
     forged = Confirming(mct_answer(0.5, (grains_call(0, 1, 0.75),)))
-    assert not audit.explained("minimum_contact_time", [(request, honest)], forged)
+    assert not tracing.explained("minimum_contact_time", [(request, honest)], forged)
 
 
 def test_a_bulk_computation_that_raises_leaves_the_calls_to_be_answered_one_by_one(monkeypatch):
@@ -459,7 +483,7 @@ def test_the_reference_is_asked_about_no_helper_call_of_a_case_a_made_up_call_le
         PAIR_X[0], np.array([5.0, 0.0]), PAIR_V[0], PAIR_V[1], 1.0, 1.0)), {}, numeric(0.5))
     monkeypatch.setattr(reference_answers, "_answers", {})
     returned = mct_answer(0.5, (grains_call(0, 1, 1.0),) * 50 + (made_up,))
-    assert audit.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
+    assert tracing.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
     assert all(b"contact_time_grains" not in key for key in reference_answers._answers)
 
 
@@ -472,7 +496,7 @@ def test_a_helper_call_of_other_shapes_leaves_the_case_untraced_without_crashing
     request = mct_request(np.zeros((0, 2, 2)))
     call = HelperCall("contact_time_grains", tuple(numeric(value) for value in odd), {}, numeric(0.5))
     returned = mct_answer(0.5, (grains_call(0, 1, 0.5), call))
-    assert audit.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
+    assert tracing.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
 
 
 def test_a_right_time_with_a_wrong_index_is_not_explained_by_another_call_traced_to_a_helper():
@@ -484,8 +508,8 @@ def test_a_right_time_with_a_wrong_index_is_not_explained_by_another_call_traced
     wrong_index = Returned(wire.Sequence((numeric(TRUE_TIME), numeric(np.array([0, -1]))), "tuple", 2), (),
                            right.helper_calls, right.helper_calls_total)
     child = Confirming(traced_call, right)
-    assert audit.explained("minimum_contact_time", [(request, right), (request, traced_call)], child)
-    assert not audit.explained("minimum_contact_time", [(request, wrong_index), (request, traced_call)], child)
+    assert tracing.explained("minimum_contact_time", [(request, right), (request, traced_call)], child)
+    assert not tracing.explained("minimum_contact_time", [(request, wrong_index), (request, traced_call)], child)
 
 
 def test_a_call_about_many_pairs_is_read_as_one_call_per_pair():
@@ -528,7 +552,7 @@ def test_a_call_about_more_pairs_than_an_audit_reads_is_not_split(monkeypatch):
     calls: list[Any] = []
     real = audit.pieces
     monkeypatch.setattr(audit, "pieces", lambda *args: calls.append(args) or real(*args))
-    assert audit.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
+    assert tracing.traced("minimum_contact_time", request, returned, Confirming(returned)) is None
     assert calls == []
 
 

@@ -21,6 +21,8 @@ feedback says to fix H first. Lying in the records can therefore only lose
 points: an unconfirmed record changes nothing, a confirmed one shows a real
 bug of H, which H pays for in its own tests. ``update`` is never audited as
 a helper: the reference never runs on durations the grader did not choose.
+Whether such a case may still count for F (its wrong answer is the one H's
+makes it) is :mod:`grader.grading.tracing`'s question.
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ class Spoiled:
     args: tuple[Any, ...]
     expected: str
     got: str
-    #: The caller's wrong answer is what the helpers' answers make it (see :func:`explained`): only such cases
-    #: may be left out of a test that passes; a test with any other case set aside earns nothing.
+    #: The caller's wrong answer is what the helpers' answers make it (grader.grading.tracing.explained): only such
+    #: cases may be left out of a test that passes; a test with any other case set aside earns nothing.
     explained: bool = False
 
     def message(self) -> str:
@@ -106,7 +108,7 @@ def size(values: tuple[Any, ...]) -> int:
     return sum(np.size(v) for v in values)
 
 
-def _time(value: Any) -> float | None:
+def time_of(value: Any) -> float | None:
     if isinstance(value, wire.Numeric) and value.array.size == 1:
         return float(value.array.reshape(()))
     return None
@@ -122,10 +124,10 @@ def _vectors(value: Any, count: int) -> np.ndarray | None:
     return None
 
 
-def _mct(value: Any) -> tuple[float, tuple[int, ...]] | None:
+def mct_of(value: Any) -> tuple[float, tuple[int, ...]] | None:
     if not (isinstance(value, wire.Sequence) and value.length == 2):
         return None
-    tc = _time(value.items[0])
+    tc = time_of(value.items[0])
     index = value.items[1]
     if tc is None:
         return None
@@ -137,10 +139,10 @@ def _mct(value: Any) -> tuple[float, tuple[int, ...]] | None:
 def agrees(name: str, got: Any, expected: Any, args: tuple[Any, ...]) -> bool:
     """Does a decoded answer of helper ``name`` match the reference's (the hidden tests' tolerances)?"""
     if name in ("contact_time_grains", "contact_time_walls"):
-        t = _time(got)
+        t = time_of(got)
         return t is not None and same_time(t, float(expected))
     if name == "minimum_contact_time":
-        pair = _mct(got)
+        pair = mct_of(got)
         tc_ref, index_ref = float(expected[0]), tuple(sorted(int(i) for i in np.ravel(expected[1])))
         return pair is not None and same_time(pair[0], tc_ref) and (
             tc_ref == spec.NO_CONTACT or pair[1] == index_ref)
@@ -184,7 +186,7 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
             continue
         if size(args) <= budget:
             checked += [(call, args, piece, answer) for piece, answer in pieces(call.name, args, call.result)]
-        elif len(checked) + _count(call.result) <= AUDIT_CALLS:
+        elif len(checked) + pairs_in(call.result) <= AUDIT_CALLS:
             # A call about many pairs at once (all pairs of the request, say) is read pair by pair: the reference
             # then runs only on pairs, each of the case's size, and at most AUDIT_CALLS of them (counted before
             # any split). A larger call that does not split is not read.
@@ -194,6 +196,9 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
     del checked[AUDIT_CALLS:]
     prefetch((call.name, piece) for call, _, piece, _ in checked)
     mutation_checked: set[str] = set()
+    # A call about many pairs is replayed once, whichever of its pairs is wrong (a red team's file made every pair
+    # of a 512-pair call wrong, and never confirmed: 512 replays of the whole call a case, 52 s of grading).
+    replays: dict[int, Returned | None] = {}
     for call, args, piece, answer in checked:
         expected = reference_answer(call.name, piece)
         if expected is None:
@@ -208,11 +213,13 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
             if spoiled is not None:
                 return spoiled
             continue
-        try:
-            replay = replayer.call(call.name, *args)
-        except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
-            continue
-        if same_value(replay.value, call.result):
+        if id(call) not in replays:
+            try:
+                replays[id(call)] = replayer.call(call.name, *args)
+            except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
+                replays[id(call)] = None
+        replay = replays[id(call)]
+        if replay is not None and same_value(replay.value, call.result):
             return Spoiled(caller, call.name, piece, _reference_text(expected), _describe(answer))
     return None
 
@@ -243,7 +250,7 @@ def pieces(name: str, args: tuple[Any, ...], result: Any) -> list[tuple[tuple[An
              wire.Numeric(np.array(result.array[k]), result.kind, result.type_name)) for k in range(count)]
 
 
-def _count(result: Any) -> int:
+def pairs_in(result: Any) -> int:
     """How many pairs' answers a recorded result holds, as pieces() would split it (at least 1)."""
     return len(result.array) if isinstance(result, wire.Numeric) and result.array.ndim == 1 else 1
 
@@ -251,123 +258,6 @@ def _count(result: Any) -> int:
 def _one(value: Any) -> Any:
     """One body's part of a many-bodies argument, as positional() gives a single body's (a float for a radius)."""
     return float(value) if np.ndim(value) == 0 else value
-
-
-#: Callers whose wrong answer can be traced to their helpers' answers.
-TRACEABLE = ("minimum_contact_time",)
-CONTACT_TIMES = ("contact_time_grains", "contact_time_walls")
-
-
-def explained(caller: str, calls: list[tuple[tuple[Any, ...], Returned]], replayer: Replayer) -> bool:
-    """Whether the caller's wrong answers in one case, ``calls`` (its arguments and what it returned, every helper
-    call recorded), are those its helpers' answers make them, and would be right with the reference's answers in
-    their place. Without this check, a file could call a wrong helper for show, ignore its answer, and have the
-    cases where its own bug shows set aside.
-
-    For minimum_contact_time: each call's time is the reference's, or is wrong and traced (:func:`traced`), and
-    at least one is traced. Anything else (other callers, a wrong index with the right time) is not explained.
-    """
-    if caller not in TRACEABLE:
-        return False
-    seen = [traced(caller, args, returned, replayer) for args, returned in calls]
-    return TRACED in seen and None not in seen
-
-
-RIGHT, TRACED = "right", "traced"
-
-
-def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, replayer: Replayer) -> str | None:
-    """RIGHT if minimum_contact_time's time and index are the reference's; TRACED if it is wrong but is the least of the
-    contact times its helpers gave (all recorded, each about two grains or a grain and a wall of the request), that
-    answer confirmed by a replay when it is wrong, and the least of the reference's answers on the same calls is
-    the reference's time; else None (a call about made-up bodies, a raised or unreadable call, an ill-conditioned
-    input, a wrong time of its own)."""
-    own, expected = _mct(returned.value), reference_answer(caller, request_args)
-    if own is None or expected is None:
-        return None
-    reference_time = float(expected[0])
-    if same_time(own[0], reference_time):
-        # The right time with a wrong index is the caller's own bug, as in agrees(): neither right nor traced.
-        index = tuple(sorted(int(i) for i in np.ravel(expected[1])))
-        return RIGHT if reference_time == spec.NO_CONTACT or own[1] == index else None
-    if returned.helper_calls_total > len(returned.helper_calls):
-        return None
-    given: list[tuple[float, float, HelperCall, tuple[Any, ...]]] = []
-    x, v, R, w, _ = request_args
-    grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}  # the request's bodies, once
-    # Any call unreadable, raised or about other bodies makes the answer untraced, wherever it lies: those are
-    # found first, so that the reference is asked (all at once) only about calls that can count.
-    calls: list[tuple[HelperCall, tuple[Any, ...], tuple[Any, ...], float]] = []  # call, args, one pair's, time
-    for call in returned.helper_calls:
-        if call.name not in CONTACT_TIMES:
-            continue
-        args = positional(call)
-        if args is None or call.raised:
-            return None
-        if len(calls) + _count(call.result) > AUDIT_CALLS:
-            return None  # more pairs than an audit reads: untraced, and never split without bound
-        for piece, answer in pieces(call.name, args, call.result):
-            time = _time(answer)
-            if time is None or not _about(call.name, piece, grains, w):
-                return None
-            calls.append((call, args, piece, time))
-    prefetch((call.name, piece) for call, _, piece, _ in calls)
-    for call, args, piece, time in calls:
-        if _solved_just_before(call.name, piece, request_args):
-            continue  # left out by the caller (indexOld), whatever the helper said
-        right = reference_answer(call.name, piece)
-        if right is None:
-            return None
-        given.append((time, float(right), call, args))
-    if not given or not same_time(min(g[1] for g in given), reference_time):
-        return None
-    least, right, call, args = min(given, key=lambda g: g[0])
-    if not same_time(own[0], least):
-        return None
-    if not same_time(least, right):  # the wrong answer the caller took: the helper must give it again
-        try:
-            if not same_value(replayer.call(call.name, *args).value, call.result):
-                return None
-        except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
-            return None
-    return TRACED
-
-
-def _about(name: str, args: tuple[Any, ...], grains: set[tuple[Any, ...]], w: np.ndarray) -> bool:
-    """Whether a contact-time call is about bodies of minimum_contact_time(x, v, R, w, indexOld): two of its
-    ``grains`` ((position, velocity, radius) as given), or one of them and one of its walls ``w``."""
-    if name == "contact_time_walls":
-        wall, x1, v1, r1 = args
-        body = _body(x1, v1, r1)
-        return body is not None and body in grains and any(np.array_equal(wall, k) for k in w)
-    x1, x2, v1, v2, r1, r2 = args
-    one, other = _body(x1, v1, r1), _body(x2, v2, r2)
-    return one is not None and other is not None and one != other and one in grains and other in grains
-
-
-def _body(x: Any, v: Any, r: Any) -> tuple[Any, ...] | None:
-    """A grain as the request's are keyed (position, velocity, radius); None for arguments of any other shape (the
-    submission chooses them: numbers for vectors, arrays of many grains)."""
-    if not (isinstance(x, np.ndarray) and isinstance(v, np.ndarray) and x.shape == v.shape == (2,)):
-        return None
-    if isinstance(r, np.ndarray):
-        return None
-    return tuple(x), tuple(v), float(r)
-
-
-def _solved_just_before(name: str, args: tuple[Any, ...], request_args: tuple[Any, ...]) -> bool:
-    """Whether a contact-time call is about the contact minimum_contact_time(x, v, R, w, indexOld) leaves out."""
-    x, v, _, w, index = request_args
-    a, b = (int(i) for i in np.ravel(index))
-    if a < 0 or a >= len(x):
-        return False
-    if name == "contact_time_walls":
-        k = -(b + 1)
-        return 0 <= k < len(w) and np.array_equal(args[0], w[k]) and np.array_equal(args[1], x[a])
-    if not 0 <= b < len(x):
-        return False
-    ends = {(tuple(args[0]), tuple(args[2])), (tuple(args[1]), tuple(args[3]))}
-    return ends == {(tuple(x[a]), tuple(v[a])), (tuple(x[b]), tuple(v[b]))}
 
 
 def _modified_arguments(replayer: Replayer, caller: str, call: HelperCall, args: tuple[Any, ...]) -> Spoiled | None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from grader.grading import audit
+from grader.grading import audit, tracing
 from grader.grading.cases import case_key, draw_without_local_constants, hypothesis_settings
 from grader.grading.causes import Cause, cause_of, wrong_helper
 from grader.grading.paths import Call, SearchPaths
@@ -92,8 +92,8 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
         # first few, then, if none of them is proved wrong, as many as an audit reads. The audit reads the calls in
         # order, so it finds what one long replay would find; and the first few nearly always tell (a long replay
         # costs some 50 records to send and decode). A traceable caller's case, once set aside, is read in full
-        # anyway (audit.explained), so it is replayed recording them all at once.
-        for kept in (AUDIT_CALLS_KEPT,) if name in audit.TRACEABLE else (HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT):
+        # anyway (tracing.explained), so it is replayed recording them all at once.
+        for kept in (AUDIT_CALLS_KEPT,) if name in tracing.TRACEABLE else (HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT):
             if spoiled is not None or returned.helper_calls_total <= len(returned.helper_calls):
                 break
             if kept <= len(returned.helper_calls):
@@ -109,9 +109,9 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
 
 
 def _explained(session: Session, name: str, replayed: dict[int, Returned]) -> bool:
-    """audit.explained on this case's calls of ``name`` (their replays with more records, if any), each replayed
+    """tracing.explained on this case's calls of ``name`` (their replays with more records, if any), each replayed
     recording all its helper calls if need be."""
-    if name not in audit.TRACEABLE:
+    if name not in tracing.TRACEABLE:
         return False
     calls = []
     for k, (called, args, returned) in enumerate(session.returns):
@@ -124,7 +124,7 @@ def _explained(session: Session, name: str, replayed: dict[int, Returned]) -> bo
             except SubmissionError:
                 return False
         calls.append((args, returned))
-    return audit.explained(name, calls, session.sandbox)
+    return tracing.explained(name, calls, session.sandbox)
 
 
 #: What one case gave: the property held (or the case could not test it), it failed, it was set aside, or the
@@ -344,7 +344,7 @@ def _stopped(search: Search, stop: Stopped) -> Verdict:
 
 def _verdict_without_failure(prop: Property, tally: Tally) -> Verdict:
     """No counted case failed: the property holds if no case was set aside, or if the cases set aside are all
-    explained by the wrong helper (audit.explained) and fewer than those that passed; else it earns nothing."""
+    explained by the wrong helper (tracing.explained) and fewer than those that passed; else it earns nothing."""
     unexplained = [s for s in tally.spoiled if not s.explained]
     if not tally.spoiled or (not unexplained and tally.passed > len(tally.spoiled)):
         return PASSED, "", "", None

@@ -1,0 +1,163 @@
+"""Whether a wrong answer of minimum_contact_time is the one its helpers' wrong answers make it (see
+:func:`explained`): then a case set aside for a wrong helper (grader.grading.audit) may still count for the caller.
+
+Split from :mod:`grader.grading.audit`, whose recorded calls (positional arguments, pieces of calls about many pairs)
+it reads the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from grader import spec
+from grader.grading.audit import AUDIT_CALLS, Replayer, mct_of, pairs_in, pieces, positional, same_value, time_of
+from grader.grading.reference_answers import prefetch, reference_answer, same_time
+from grader.sandbox.calls import HelperCall, Returned
+
+#: Callers whose wrong answer can be traced to their helpers' answers.
+TRACEABLE = ("minimum_contact_time",)
+CONTACT_TIMES = ("contact_time_grains", "contact_time_walls")
+
+
+def explained(caller: str, calls: list[tuple[tuple[Any, ...], Returned]], replayer: Replayer) -> bool:
+    """Whether the caller's wrong answers in one case, ``calls`` (its arguments and what it returned, every helper
+    call recorded), are those its helpers' answers make them, and would be right with the reference's answers in
+    their place. Without this check, a file could call a wrong helper for show, ignore its answer, and have the
+    cases where its own bug shows set aside.
+
+    For minimum_contact_time: each call's time is the reference's, or is wrong and traced (:func:`traced`), and
+    at least one is traced. Anything else (other callers, a wrong index with the right time) is not explained.
+    """
+    if caller not in TRACEABLE:
+        return False
+    seen = [traced(caller, args, returned, replayer) for args, returned in calls]
+    return TRACED in seen and None not in seen
+
+
+RIGHT, TRACED = "right", "traced"
+
+
+def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, replayer: Replayer) -> str | None:
+    """RIGHT if minimum_contact_time's time and index are the reference's; TRACED if it is wrong but is the least of the
+    contact times its helpers gave (all recorded, each about two grains or a grain and a wall of the request), its
+    index names a pair that gave it, that answer confirmed by a replay when it is wrong, and the least of the
+    reference's answers on the same calls is the reference's time; else None (a call about made-up bodies, a raised
+    or unreadable call, an ill-conditioned input, a wrong time or index of its own)."""
+    own, expected = mct_of(returned.value), reference_answer(caller, request_args)
+    if own is None or expected is None:
+        return None
+    reference_time = float(expected[0])
+    if same_time(own[0], reference_time):
+        # The right time with a wrong index is the caller's own bug, as in agrees(): neither right nor traced.
+        index = tuple(sorted(int(i) for i in np.ravel(expected[1])))
+        return RIGHT if reference_time == spec.NO_CONTACT or own[1] == index else None
+    if returned.helper_calls_total > len(returned.helper_calls):
+        return None
+    calls = _readable_pieces(returned, request_args)
+    if calls is None:
+        return None
+    given: list[tuple[float, float, HelperCall, tuple[Any, ...], tuple[Any, ...]]] = []
+    prefetch((call.name, piece) for call, _, piece, _ in calls)
+    for call, args, piece, time in calls:
+        if _solved_just_before(call.name, piece, request_args):
+            continue  # left out by the caller (indexOld), whatever the helper said
+        right = reference_answer(call.name, piece)
+        if right is None:
+            return None
+        given.append((time, float(right), call, args, piece))
+    if not given or not same_time(min(g[1] for g in given), reference_time):
+        return None
+    least, right, call, args, _ = min(given, key=lambda g: g[0])
+    if not same_time(own[0], least):
+        return None
+    # The index must name a pair that gave that least time: else a helper wrong only where the caller's own wrong
+    # index shows (it sees every pair when called on all at once) would excuse it (a red team's file, +7.5).
+    if least != spec.NO_CONTACT and own[1] not in {index for t, _, call_, _, piece in given if t == least
+                                                   for index in _indices(call_.name, piece, request_args)}:
+        return None
+    if not same_time(least, right):  # the wrong answer the caller took: the helper must give it again
+        try:
+            if not same_value(replayer.call(call.name, *args).value, call.result):
+                return None
+        except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
+            return None
+    return TRACED
+
+
+def _readable_pieces(returned: Returned, request_args: tuple[Any, ...]
+                     ) -> list[tuple[HelperCall, tuple[Any, ...], tuple[Any, ...], float]] | None:
+    """The contact-time calls of ``returned``, one per pair: (call, its arguments, the pair's, the pair's time); None
+    if any is unreadable, raised, about bodies not in the request, or more pairs than an audit reads (found before
+    the reference is asked anything, so that it is asked only about calls that can count)."""
+    x, v, R, w, _ = request_args
+    grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}  # the request's bodies, once
+    calls: list[tuple[HelperCall, tuple[Any, ...], tuple[Any, ...], float]] = []
+    for call in returned.helper_calls:
+        if call.name not in CONTACT_TIMES:
+            continue
+        args = positional(call)
+        if args is None or call.raised:
+            return None
+        if len(calls) + pairs_in(call.result) > AUDIT_CALLS:
+            return None  # more pairs than an audit reads: untraced, and never split without bound
+        for piece, answer in pieces(call.name, args, call.result):
+            time = time_of(answer)
+            if time is None or not _about(call.name, piece, grains, w):
+                return None
+            calls.append((call, args, piece, time))
+    return calls
+
+
+def _about(name: str, args: tuple[Any, ...], grains: set[tuple[Any, ...]], w: np.ndarray) -> bool:
+    """Whether a contact-time call is about bodies of minimum_contact_time(x, v, R, w, indexOld): two of its
+    ``grains`` ((position, velocity, radius) as given), or one of them and one of its walls ``w``."""
+    if name == "contact_time_walls":
+        wall, x1, v1, r1 = args
+        body = _body(x1, v1, r1)
+        return body is not None and body in grains and any(np.array_equal(wall, k) for k in w)
+    x1, x2, v1, v2, r1, r2 = args
+    one, other = _body(x1, v1, r1), _body(x2, v2, r2)
+    return one is not None and other is not None and one != other and one in grains and other in grains
+
+
+def _indices(name: str, piece: tuple[Any, ...], request_args: tuple[Any, ...]) -> set[tuple[int, ...]]:
+    """The indices minimum_contact_time(x, v, R, w, indexOld) would give the contact a call is about, sorted as mct_of
+    sorts them (every match, should two grains or walls of the request be equal)."""
+    x, v, R, w, _ = request_args
+
+    def grains(body: tuple[Any, ...] | None) -> list[int]:
+        return [i for i in range(len(x)) if body == (tuple(x[i]), tuple(v[i]), float(R[i]))]
+
+    if name == "contact_time_walls":
+        wall, x1, v1, r1 = piece
+        walls = [-(k + 1) for k in range(len(w)) if np.array_equal(wall, w[k])]
+        return {tuple(sorted((i, k))) for i in grains(_body(x1, v1, r1)) for k in walls}
+    x1, x2, v1, v2, r1, r2 = piece
+    return {tuple(sorted((i, j))) for i in grains(_body(x1, v1, r1)) for j in grains(_body(x2, v2, r2)) if i != j}
+
+
+def _body(x: Any, v: Any, r: Any) -> tuple[Any, ...] | None:
+    """A grain as the request's are keyed (position, velocity, radius); None for arguments of any other shape (the
+    submission chooses them: numbers for vectors, arrays of many grains)."""
+    if not (isinstance(x, np.ndarray) and isinstance(v, np.ndarray) and x.shape == v.shape == (2,)):
+        return None
+    if isinstance(r, np.ndarray):
+        return None
+    return tuple(x), tuple(v), float(r)
+
+
+def _solved_just_before(name: str, args: tuple[Any, ...], request_args: tuple[Any, ...]) -> bool:
+    """Whether a contact-time call is about the contact minimum_contact_time(x, v, R, w, indexOld) leaves out."""
+    x, v, _, w, index = request_args
+    a, b = (int(i) for i in np.ravel(index))
+    if a < 0 or a >= len(x):
+        return False
+    if name == "contact_time_walls":
+        k = -(b + 1)
+        return 0 <= k < len(w) and np.array_equal(args[0], w[k]) and np.array_equal(args[1], x[a])
+    if not 0 <= b < len(x):
+        return False
+    ends = {(tuple(args[0]), tuple(args[2])), (tuple(args[1]), tuple(args[3]))}
+    return ends == {(tuple(x[a]), tuple(v[a])), (tuple(x[b]), tuple(v[b]))}

@@ -422,16 +422,34 @@ def test_a_helper_called_on_a_huge_array_of_pairs_is_not_split_and_excuses_nothi
     assert scores == {5: 15.0, 5000: 0.0}, scores
 
 
+ECHO_LINES = """        global _ECHO
+        _ECHO = tc
+        contact_time_walls(w[-(index[1] + 1)], x[index[0]], v[index[0]], R[index[0]])  # recorded, tied, never replayed
+        _ECHO = None
+"""
+
+
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
-def test_a_helper_wrong_only_where_the_callers_own_index_is_wrong_excuses_nothing(tmp_path):
-    """A red team's file: its contact_time_walls, called on all pairs at once, moves the least time a hair earlier,
-    exactly where its minimum_contact_time names the wrong wall; the caller's wrong index then looked traced to the
-    helper (11.25 points against 3.75). Now the index must name a pair that gave the traced time: the file scores as
-    the same file without the trick."""
-    attack = HERE.parent / "audit_samples" / "array_helper_excuses_wrong_index.py"
-    control = tmp_path / "granularGas.py"
-    control.write_text(attack.read_text().replace("tc[k] = tc[k] - 1e-6", "tc[k] = tc[k]"))
-    assert control.read_text() != attack.read_text()
+@pytest.mark.parametrize(("sample", "trick", "without"), [
+    # On all pairs at once, the helper moves the least time a hair earlier where the caller names the wrong wall.
+    ("array_helper_excuses_wrong_index.py", "tc[k] = tc[k] - 1e-6", "tc[k] = tc[k]"),
+    # ... or gives every pair that least time, so that any index names a pair at the least time.
+    ("array_helper_excuses_wrong_index.py", "tc[:] = tc[k] - 1e-6", "tc[k] = tc[k]"),
+    # One more call, on the pair the wrong index names, answering exactly the least time (never replayed).
+    ("echo_call_excuses_wrong_index.py", ECHO_LINES, ""),
+], ids=["hair-earlier", "all-tied", "echo-call"])
+def test_a_helper_made_to_match_the_callers_own_wrong_index_excuses_nothing(tmp_path, sample, trick, without):
+    """Red teams' files: minimum_contact_time names the wrong wall for late wall contacts (its own bug), and a
+    wrong helper's records were made to fit that index, so that it looked traced to the helper (11.25 or 15 points
+    against 3.75). Now the index must name the one pair that gave the least time, and a pair of a call about many is
+    confirmed alone too: each file scores as the same file without the trick."""
+    base = (HERE.parent / "audit_samples" / sample).read_text()
+    attack, control = tmp_path / "attack" / "granularGas.py", tmp_path / "control" / "granularGas.py"
+    attack.parent.mkdir()
+    control.parent.mkdir()
+    attack.write_text(base.replace("tc[k] = tc[k] - 1e-6", trick) if "tc[" in trick else base)
+    control.write_text(base.replace("tc[k] = tc[k] - 1e-6" if "tc[" in trick else trick, without))
+    assert trick in attack.read_text() and trick not in control.read_text()
     only = GradeOptions(only=("contact_time_walls", "minimum_contact_time"))
     scores = [grade_file(path, only).by_item()["minimum_contact_time"] for path in (attack, control)]
     assert scores[0] == scores[1] and scores[0][0] < 15.0, scores

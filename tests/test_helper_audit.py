@@ -400,6 +400,42 @@ def test_a_traced_time_needs_the_index_of_a_pair_that_gave_it():
     assert not explained("minimum_contact_time", request, mct_answer(0.7, calls, index=(1, -1)))  # not that grain
 
 
+
+def test_a_least_time_given_for_several_pairs_traces_no_index():
+    """A red team's helper gave the least time for every pair (or once more for the pair a wrong index names): any
+    index then named a pair at the least time. The caller's index must be the only one there."""
+    request = mct_request(WALL)
+    tied = (grains_call(0, 1, 0.7), wall_call(0.7))  # the reference: the wall at 0.5, the grains at 1.0
+    assert not explained("minimum_contact_time", request, mct_answer(0.7, tied, index=(0, -1)))
+    assert not explained("minimum_contact_time", request, mct_answer(0.7, tied, index=(0, 1)))
+    alone = (grains_call(0, 1, 1.0), wall_call(0.7))
+    assert explained("minimum_contact_time", request, mct_answer(0.7, alone, index=(0, -1)))
+
+
+def test_a_pair_of_a_call_about_many_is_confirmed_alone_too():
+    """A helper wrong only when called on many pairs at once (where its own tests never look) excuses nothing: the
+    pair that gave the least time, replayed alone, must give that time too."""
+    request = mct_request(WALL)
+    walls = HelperCall("contact_time_walls", tuple(numeric(a) for a in (
+        WALL, PAIR_X[0][None], PAIR_V[0][None], np.ones(1))), {}, numeric(np.array([0.7])))
+    returned = mct_answer(0.7, (grains_call(0, 1, 1.0), walls), index=(0, -1))
+
+    class FormDependent(Confirming):
+        """Answers a replay of the whole call as recorded, the pair alone with ``alone``."""
+
+        def __init__(self, alone: float):
+            super().__init__(returned)
+            self.alone = alone
+
+        def call(self, name: str, *args: Any) -> Returned:
+            if name == "contact_time_walls" and np.ndim(args[0]) == 2:
+                return Returned(numeric(self.alone), ())
+            return super().call(name, *args)
+
+    pair = [(request, returned)]
+    assert tracing.explained("minimum_contact_time", pair, FormDependent(0.7))
+    assert not tracing.explained("minimum_contact_time", pair, FormDependent(0.5))  # right alone: wrong on purpose
+
 def test_a_call_about_many_pairs_is_replayed_once_whichever_of_its_pairs_is_wrong():
     """A red team's file made every pair of a 512-pair call wrong and never gave the same answers again: each pair
     replayed the whole call (52 s of grading instead of 7). Now one replay per recorded call."""

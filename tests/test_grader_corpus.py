@@ -456,6 +456,50 @@ def test_a_helper_made_to_match_the_callers_own_wrong_index_excuses_nothing(tmp_
 
 
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_helper_answering_from_state_its_caller_left_confirms_nothing(tmp_path):
+    """A red team's file: its minimum_contact_time, when its own bug names the wrong wall, stores the time its
+    helper is to answer for that pair; the replay in the grading's box found it still set (15 points against 3.75).
+    Replays that confirm a traced answer now run in a fresh box where the caller never ran (tracing.FreshBox)."""
+    attack = HERE.parent / "audit_samples" / "stateful_helper_lie.py"
+    control = tmp_path / "granularGas.py"
+    control.write_text(attack.read_text().replace("TRICK = True", "TRICK = False"))
+    assert "TRICK = True" in attack.read_text() and control.read_text() != attack.read_text()
+    only = GradeOptions(only=("contact_time_walls", "minimum_contact_time"))
+    scores = [grade_file(path, only).by_item()["minimum_contact_time"] for path in (attack, control)]
+    assert scores[0] == scores[1] and scores[0][0] < 15.0, scores
+
+
+FORGING = """    global _FORGE
+    _FORGE = True  # records saying grain 0 meets no wall: the replay would say otherwise, but is it made?
+    for k in range(len(w)):
+        contact_time_walls(w[k], x[0], v[0], R[0])
+    _FORGE = False
+"""
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_records_never_replayed_trace_nothing(tmp_path, monkeypatch):
+    """A file whose minimum_contact_time searches no wall of grain 0 records "no contact" for them (a flag makes its
+    helper say so): only the least helper answer was replayed, so those records made 6 more of its wrong answers
+    look traced. Every wrong answer a traced one rests on is now replayed: the file traces what it traces without
+    the forged records."""
+    from grader.grading import tracing
+
+    attack = HERE.parent / "audit_samples" / "forged_no_contact_records.py"
+    control = tmp_path / "granularGas.py"
+    control.write_text(attack.read_text().replace(FORGING, ""))
+    assert FORGING in attack.read_text() and control.read_text() != attack.read_text()
+    real, seen = tracing.traced, []
+    monkeypatch.setattr(tracing, "traced", lambda *args: seen.append(real(*args)) or seen[-1])
+    counts = []
+    for path in (attack, control):
+        seen.clear()
+        grade_file(path, GradeOptions(only=("contact_time_grains", "contact_time_walls", "minimum_contact_time")))
+        counts.append(seen.count(tracing.TRACED))
+    assert counts[0] == counts[1] > 0, counts
+
+
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
 def test_a_call_about_many_pairs_that_no_replay_confirms_is_replayed_once_per_audit(monkeypatch):
     """A red team's file: a wrong contact_time_grains that never answers twice the same, called on 512 pairs at
     once. Each wrong pair replayed the whole call (some 11 800 replays). Now each recorded call is replayed at most

@@ -436,6 +436,24 @@ def test_a_pair_of_a_call_about_many_is_confirmed_alone_too():
     assert tracing.explained("minimum_contact_time", pair, FormDependent(0.7))
     assert not tracing.explained("minimum_contact_time", pair, FormDependent(0.5))  # right alone: wrong on purpose
 
+
+def test_a_record_that_hid_an_earlier_contact_must_be_confirmed_too():
+    """A file whose minimum_contact_time searched no wall of grain 0 (its own bug) recorded, with a flag, "no contact"
+    for those walls: the caller's time then looked traced, the record never replayed. Every wrong answer the caller's
+    rests on is now confirmed, not only the least."""
+    request = mct_request(WALL)  # the reference: grain 0 meets the wall at 0.5, the grains meet at 1.0
+    returned = mct_answer(1.0, (grains_call(0, 1, 1.0), wall_call(sys.float_info.max)), index=(0, 1))
+
+    class Truthful(Confirming):
+        """The helper replayed gives its true answer, not the flagged one it recorded."""
+
+        def call(self, name: str, *args: Any) -> Returned:
+            return Returned(numeric(0.5), ()) if name == "contact_time_walls" else super().call(name, *args)
+
+    pair = [(request, returned)]
+    assert tracing.explained("minimum_contact_time", pair, Confirming(returned))  # a helper that does say so
+    assert not tracing.explained("minimum_contact_time", pair, Truthful(returned))
+
 def test_a_call_about_many_pairs_is_replayed_once_whichever_of_its_pairs_is_wrong():
     """A red team's file made every pair of a 512-pair call wrong and never gave the same answers again: each pair
     replayed the whole call (52 s of grading instead of 7). Now one replay per recorded call."""
@@ -677,3 +695,35 @@ def test_plain_reads_an_argument_as_numpy_would(value, shape, kind):
     if isinstance(got, np.ndarray):
         assert got.dtype == expected.dtype and got.shape == expected.shape
         assert not np.shares_memory(got, decoded.array)  # a copy: the reference may not change the record
+
+
+def test_the_fresh_box_starts_at_its_first_replay_and_closes_with_the_grading():
+    """tracing.FreshBox: no box for a grading that confirms nothing; a box of its own (its own process and folders)
+    at the first replay; closed at the end."""
+    from pathlib import Path
+
+    from grader.spec.limits import Limits
+
+    path = Path(__file__).parent / "submissions" / "correct_textbook.py"
+    with tracing.FreshBox(path, Limits()) as box:
+        assert box.box is None
+        answer = box.call("contact_time_grains", X1, X2, V1, V2, 1.0, 1.0)
+        assert float(answer.value.array) == pytest.approx(TRUE_TIME) and box.box is not None
+        first = box.box
+        box.call("contact_time_grains", X1, X2, V1, V2, 1.0, 1.0)
+        assert box.box is first  # one box for the whole grading
+    assert box.box is None
+
+
+def test_a_fresh_box_that_cannot_start_is_the_graders_fault_not_an_untraced_case():
+    from grader.errors import SandboxFault
+
+    request = mct_request(np.zeros((0, 2, 2)))
+    traced = mct_answer(0.5, (grains_call(0, 1, 0.5),))  # a wrong least helper time: its replay confirms it
+
+    class Broken:
+        def call(self, name: str, *args: Any) -> Returned:
+            raise SandboxFault("the box would not start")
+
+    with pytest.raises(SandboxFault):
+        tracing.explained("minimum_contact_time", [(request, traced)], Broken())

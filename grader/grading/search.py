@@ -36,8 +36,10 @@ from grader.sandbox.client import (
 class Session:
     """What a property's check calls: the submission's functions, with the trace of the current case."""
 
-    def __init__(self, sandbox: Sandbox):
+    def __init__(self, sandbox: Sandbox, confirmer: audit.Replayer | None = None):
         self.sandbox = sandbox
+        #: Where the calls a traced answer rests on are replayed (tracing.FreshBox): not the grading's own box.
+        self.confirmer = confirmer or sandbox
         #: The calls between the submission's functions its child records: none while searching (an audit
         #: replays a failing call with them), the first few for the reported case (the cause names a helper).
         self.record = 0
@@ -124,7 +126,7 @@ def _explained(session: Session, name: str, replayed: dict[int, Returned]) -> bo
             except SubmissionError:
                 return False
         calls.append((args, returned))
-    return tracing.explained(name, calls, session.sandbox)
+    return tracing.explained(name, calls, session.confirmer)
 
 
 #: What one case gave: the property held (or the case could not test it), it failed, it was set aside, or the
@@ -146,8 +148,9 @@ class Search:
     """
 
     def __init__(self, sandbox: Sandbox, prop: Property, suspects: frozenset[str],
-                 known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None) -> None:
-        self.session, self.prop, self.suspects = Session(sandbox), prop, suspects
+                 known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None,
+                 confirmer: audit.Replayer | None = None) -> None:
+        self.session, self.prop, self.suspects = Session(sandbox, confirmer), prop, suspects
         self.tally = Tally()
         self.stopped: list[Stopped] = []
         self.shrinking = 0  # cases tried since the first failure
@@ -227,7 +230,8 @@ Verdict = tuple[str, str, str, Cause | None]
 
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
-                 replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None) -> Verdict:
+                 replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None,
+                 confirmer: audit.Replayer | None = None) -> Verdict:
     """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
@@ -236,17 +240,18 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     searches only if one of them fails, and then meets the replayed ones again without calling the child.
     paths: the kept searches of failing files (grader.grading.paths): a search that follows one of them ends
     without Hypothesis; one that leaves them runs ``find`` and is kept.
+    confirmer: where the calls a traced answer rests on are replayed (tracing.FreshBox; the sandbox if None).
     """
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
     if replay is not None:
-        replayed = Search(sandbox, prop, suspects)
+        replayed = Search(sandbox, prop, suspects, confirmer=confirmer)
         try:
             if not any(replayed(case, key) for key, case in replay):
                 return _verdict_without_failure(prop, replayed.tally)
         except _Abort:
             return _stopped(replayed, replayed.stopped[0])
         known = replayed.seen
-    search = Search(sandbox, prop, suspects, known)
+    search = Search(sandbox, prop, suspects, known, confirmer)
     if paths is not None:
         try:
             ended = paths.tree(prop).walk(search)
@@ -260,7 +265,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
             return _ended(search)
         if ended is not False:
             paths.forget(prop)
-            search = Search(sandbox, prop, suspects, known)
+            search = Search(sandbox, prop, suspects, known, confirmer)
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 

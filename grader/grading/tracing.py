@@ -7,14 +7,47 @@ it reads the same way.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from grader import spec
+from grader.errors import SandboxFault
 from grader.grading.audit import AUDIT_CALLS, Replayer, mct_of, pairs_in, pieces, positional, same_value, time_of
 from grader.grading.reference_answers import prefetch, reference_answer, same_time
 from grader.sandbox.calls import HelperCall, Returned
+from grader.sandbox.client import Sandbox
+from grader.spec.limits import Limits
+
+
+class FreshBox:
+    """Replays helper calls to confirm what a traced answer rests on, in a box of their own started at the first
+    replay (a fresh process, fresh work and temporary folders), where the submission's caller never runs. In the
+    grading's box, a caller could leave state (a module's dict, a file) that a helper answers from: a red team's
+    file stored the lie its wrong index needed, and the replay there "confirmed" it (15 points against 3.75)."""
+
+    def __init__(self, path: str | Path, limits: Limits, hide: tuple[Path, ...] = ()) -> None:
+        self.path, self.limits, self.hide = path, limits, hide
+        self.box: Sandbox | None = None
+
+    def call(self, name: str, *args: Any) -> Returned:
+        if self.box is None:
+            self.box = Sandbox(self.path, self.limits, self.hide)
+            self.box.__enter__()
+        return self.box.call(name, *args, record=0)
+
+    def close(self) -> None:
+        if self.box is not None:
+            box, self.box = self.box, None
+            box.__exit__(None, None, None)
+
+    def __enter__(self) -> FreshBox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 #: Callers whose wrong answer can be traced to their helpers' answers.
 TRACEABLE = ("minimum_contact_time",)
@@ -74,7 +107,14 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
         return None
     if least != spec.NO_CONTACT and _least_pairs(given, least, request_args) != {own[1]}:
         return None
-    if not same_time(least, right) and not _confirmed(replayer, call, args, piece, least):
+    # Every wrong answer the caller's rests on is confirmed: the least, if wrong, and each that hid an earlier contact
+    # (the reference's time before the least). A record never replayed could otherwise hide the contact the
+    # caller's own bug missed (a file searched no wall of grain 0, and recorded "no contact" for them).
+    leaned = [g for g in given if not same_time(g[0], g[1]) and (g[0] == least or g[1] < least)]
+    if sum(g[4] is not g[3] for g in leaned) > PAIRS_CONFIRMED_ALONE:
+        return None
+    whole: dict[int, bool] = {}
+    if not all(_confirmed(replayer, call, args, piece, time, whole) for time, _, call, args, piece in leaned):
         return None
     return TRACED
 
@@ -88,17 +128,27 @@ def _least_pairs(given: list[tuple[float, float, HelperCall, tuple[Any, ...], tu
     return {index for t, _, call, _, piece in given if t == least for index in _indices(call.name, piece, request_args)}
 
 
-def _confirmed(replayer: Replayer, call: HelperCall, args: tuple[Any, ...], piece: tuple[Any, ...],
-               least: float) -> bool:
-    """Whether the helper gives the wrong least time again: the whole call replayed gives what was recorded, and,
-    for a call about many pairs, the pair alone (the form its own tests call it in) gives the same time. A helper
-    wrong only when called on many pairs at once, where its own tests never look, excuses nothing."""
+#: Pairs of calls about many pairs replayed alone to trace one answer, at most (else it is left untraced): each is a
+#: call of the submission, and a file choosing its calls must not make the grader replay without bound.
+PAIRS_CONFIRMED_ALONE = 64
+
+
+def _confirmed(replayer: Replayer, call: HelperCall, args: tuple[Any, ...], piece: tuple[Any, ...], time: float,
+               whole: dict[int, bool]) -> bool:
+    """Whether the helper gives a pair's wrong time again: the whole call replayed gives what was recorded (once per
+    call: ``whole`` keeps the verdicts), and, for a call about many pairs, the pair alone (the form its own tests call
+    it in) gives the same time. A helper wrong only when called on many pairs at once, where its own tests never
+    look, excuses nothing."""
     try:
-        if not same_value(replayer.call(call.name, *args).value, call.result):
+        if id(call) not in whole:
+            whole[id(call)] = same_value(replayer.call(call.name, *args).value, call.result)
+        if not whole[id(call)]:
             return False
         if piece is not args:  # one pair of a call about many (audit.pieces)
             alone = time_of(replayer.call(call.name, *piece).value)
-            return alone is not None and same_time(alone, least)
+            return alone is not None and same_time(alone, time)
+    except SandboxFault:
+        raise  # the grader's fault (the fresh box would not start): never the student's lost case
     except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
         return False
     return True

@@ -456,11 +456,14 @@ def test_a_helper_made_to_match_the_callers_own_wrong_index_excuses_nothing(tmp_
 
 
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
-def test_a_helper_answering_from_state_its_caller_left_confirms_nothing(tmp_path):
-    """A red team's file: its minimum_contact_time, when its own bug names the wrong wall, stores the time its
-    helper is to answer for that pair; the replay in the grading's box found it still set (15 points against 3.75).
-    Replays that confirm a traced answer now run in a fresh box where the caller never ran (tracing.FreshBox)."""
-    attack = HERE.parent / "audit_samples" / "stateful_helper_lie.py"
+@pytest.mark.parametrize("sample", ["stateful_helper_lie.py", "helper_learns_from_whole_call.py"])
+def test_a_helper_answering_from_state_confirms_nothing(tmp_path, sample):
+    """Red teams' files. One: its minimum_contact_time, when its own bug names the wrong wall, stores the time its
+    helper is to answer for that pair; the replay in the grading's box found it still set. Replays that confirm a
+    traced answer now run in a fresh box where the caller never ran (tracing.FreshBox). Two: its helper, replayed
+    the whole call about many pairs there first, worked out the lie and kept it for the pair alone; pairs are now
+    replayed alone first. Each scored 15 against 3.75 without its trick; now as without it."""
+    attack = HERE.parent / "audit_samples" / sample
     control = tmp_path / "granularGas.py"
     control.write_text(attack.read_text().replace("TRICK = True", "TRICK = False"))
     assert "TRICK = True" in attack.read_text() and control.read_text() != attack.read_text()

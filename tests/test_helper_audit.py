@@ -727,3 +727,27 @@ def test_a_fresh_box_that_cannot_start_is_the_graders_fault_not_an_untraced_case
 
     with pytest.raises(SandboxFault):
         tracing.explained("minimum_contact_time", [(request, traced)], Broken())
+
+
+def test_pairs_are_confirmed_alone_before_any_whole_call_is_replayed():
+    """A red team's helper, replayed the whole call about many pairs first (it sees every body of the request),
+    worked out the lie its caller needed and kept it for the pair alone. Pairs now go first."""
+    request = mct_request(WALL)
+    walls = HelperCall("contact_time_walls", tuple(numeric(a) for a in (
+        WALL, PAIR_X[0][None], PAIR_V[0][None], np.ones(1))), {}, numeric(np.array([0.7])))
+    returned = mct_answer(0.7, (grains_call(0, 1, 1.0), walls), index=(0, -1))
+
+    class Learning(Confirming):
+        """Answers a pair alone with the recorded lie only once it has seen the whole call."""
+
+        def __init__(self) -> None:
+            super().__init__(returned)
+            self.seen_whole = False
+
+        def call(self, name: str, *args: Any) -> Returned:
+            if name == "contact_time_walls" and np.ndim(args[0]) == 2:
+                return Returned(numeric(0.7 if self.seen_whole else 0.5), ())
+            self.seen_whole = self.seen_whole or name == "contact_time_walls"
+            return super().call(name, *args)
+
+    assert not tracing.explained("minimum_contact_time", [(request, returned)], Learning())

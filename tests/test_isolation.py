@@ -526,3 +526,61 @@ def test_a_batch_worker_takes_the_batchs_bubblewrap_mode_and_nothing_else(monkey
         assert isolation._mode(False)[0].name.startswith("PLAIN")  # --no-namespaces wins
     finally:
         isolation._mode.cache_clear()
+
+
+LOCK_HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(os.__file__, os.O_RDONLY)  # a library file every box binds: the same inode in each
+for name, take in (("lockf", lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 4242)),
+                   ("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                   ("ofd", lambda: fcntl.fcntl(fd, 37, bytes(32)))):  # F_OFD_SETLK
+    try:
+        take()
+        print("GOT", name, flush=True)
+    except OSError:
+        pass
+for name, call in (("inotify", lambda: __import__("ctypes").CDLL(None).inotify_init1(0)),
+                   ("notify", lambda: fcntl.fcntl(os.open("/", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS))):
+    try:
+        if call() >= 0:
+            print("GOT", name, flush=True)
+    except OSError:
+        pass
+fcntl.fcntl(fd, fcntl.F_GETFL)  # other fcntl commands still work
+time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0)
+"""
+
+LOCK_PROBER = """
+import fcntl, os, struct
+fd = os.open(os.__file__, os.O_RDONLY)
+asked = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 4242, 1, 0)  # who holds byte 4242?
+try:
+    kind = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, asked))[0]
+    if kind != fcntl.F_UNLCK:
+        print("GOT a lock of another box")
+except OSError:
+    pass
+"""
+
+
+@needs_bwrap
+def test_boxes_cannot_signal_each_other_through_locks_on_shared_files(tmp_path: Path) -> None:
+    """A red team's channel: boxes bind the same library files read-only (the same inodes), and a lock taken in one
+    is seen by F_GETLK in another running at the same time, whatever the namespaces and uids; 64 bits went from the
+    grading's box to the box that confirms traced answers. File locks and notifications now fail (seccomp)."""
+    from grader.sandbox import seccomp
+
+    if not seccomp.supported():
+        pytest.skip("no seccomp filter for this machine (declared as a weakness)")
+    _clear_caches()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    holder, held, _ = _run(tmp_path / "a", LOCK_HOLDER, "bwrap", ["3"], wait=False)
+    try:
+        time.sleep(1.5)  # the holder has tried its locks
+        prober, probed, lines = _run(tmp_path / "b", LOCK_PROBER, "bwrap")
+        prober.close()
+        held.wait(timeout=120)
+        assert _got(holder.output(1 << 20).splitlines()) == [] and _got(lines) == []
+    finally:
+        holder.close()

@@ -113,10 +113,7 @@ def traced(caller: str, request_args: tuple[Any, ...], returned: Returned, repla
     leaned = [g for g in given if not same_time(g[0], g[1]) and (g[0] == least or g[1] < least)]
     if sum(g[4] is not g[3] for g in leaned) > PAIRS_CONFIRMED_ALONE:
         return None
-    whole: dict[int, bool] = {}
-    if not all(_confirmed(replayer, call, args, piece, time, whole) for time, _, call, args, piece in leaned):
-        return None
-    return TRACED
+    return TRACED if _confirmed(replayer, leaned) else None
 
 
 def _least_pairs(given: list[tuple[float, float, HelperCall, tuple[Any, ...], tuple[Any, ...]]], least: float,
@@ -133,25 +130,25 @@ def _least_pairs(given: list[tuple[float, float, HelperCall, tuple[Any, ...], tu
 PAIRS_CONFIRMED_ALONE = 64
 
 
-def _confirmed(replayer: Replayer, call: HelperCall, args: tuple[Any, ...], piece: tuple[Any, ...], time: float,
-               whole: dict[int, bool]) -> bool:
-    """Whether the helper gives a pair's wrong time again: the whole call replayed gives what was recorded (once per
-    call: ``whole`` keeps the verdicts), and, for a call about many pairs, the pair alone (the form its own tests call
-    it in) gives the same time. A helper wrong only when called on many pairs at once, where its own tests never
-    look, excuses nothing."""
+def _confirmed(replayer: Replayer,
+               leaned: list[tuple[float, float, HelperCall, tuple[Any, ...], tuple[Any, ...]]]) -> bool:
+    """Whether the helper gives these wrong times again: each pair of a call about many pairs, replayed alone (the
+    form its own tests call it in), gives its time; then each call, replayed whole once, gives what was recorded. A
+    helper wrong only when called on many pairs at once, where its own tests never look, excuses nothing. The pairs
+    go first: a red team's helper, shown the whole call (every body of the request), worked out the lie its caller
+    needed and kept it for the pair alone."""
     try:
-        if id(call) not in whole:
-            whole[id(call)] = same_value(replayer.call(call.name, *args).value, call.result)
-        if not whole[id(call)]:
-            return False
-        if piece is not args:  # one pair of a call about many (audit.pieces)
-            alone = time_of(replayer.call(call.name, *piece).value)
-            return alone is not None and same_time(alone, time)
+        for time, _, call, args, piece in leaned:
+            if piece is not args:  # one pair of a call about many (audit.pieces)
+                alone = time_of(replayer.call(call.name, *piece).value)
+                if alone is None or not same_time(alone, time):
+                    return False
+        calls = {id(call): (call, args) for _, _, call, args, _ in leaned}
+        return all(same_value(replayer.call(call.name, *args).value, call.result) for call, args in calls.values())
     except SandboxFault:
         raise  # the grader's fault (the fresh box would not start): never the student's lost case
     except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
         return False
-    return True
 
 
 def _readable_pieces(returned: Returned, request_args: tuple[Any, ...]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import platform
 import resource
 import shutil
 import signal
@@ -30,7 +31,7 @@ from pathlib import Path
 from grader import spec
 from grader.errors import SandboxFault
 from grader.sandbox import allow_list as tree
-from grader.sandbox import host
+from grader.sandbox import host, seccomp
 from grader.sandbox.host import SANDBOX_UID_BASE, cleanup_stale
 from grader.spec.limits import Limits
 
@@ -72,14 +73,19 @@ def _bwrap_refusal(mode: Mode) -> str | None:
     if mode is Mode.BWRAP_ROOT and shutil.which("setpriv") is None:
         return "setpriv is not installed (Debian: util-linux)"
     files = tree.box_tree()
+    filter_fd = seccomp.program_fd() if seccomp.supported() else None
     argv = _bwrap_argv(mode, files, Path("/dev/null"), Path("/dev/null"), host.uid_of(host.SLOTS - 1),
-                       Limits()) + [
+                       Limits(), filter_fd) + [
         files.python, "-I", "-S", "-c", f"import sys; sys.path[:0] = {list(files.site)!r}; import numpy"]
     try:
         run = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
-                             env=_environment(files), start_new_session=True)
+                             env=_environment(files), start_new_session=True,
+                             pass_fds=() if filter_fd is None else (filter_fd,))
     except (OSError, subprocess.SubprocessError) as e:
         return f"bubblewrap could not start ({e})"
+    finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
     if run.returncode != 0:
         lines = run.stderr.decode(errors="replace").strip().splitlines() or [f"exit {run.returncode}"]
         return f"bubblewrap refused ({lines[-1][:200]})"
@@ -125,17 +131,19 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
           f"CPU {limits.cpu_seconds} s")
     if mode in (Mode.PLAIN_ROOT, Mode.BWRAP_ROOT):
         rl += f", {limits.processes} processes"
+    locks = (["no file locks or file notifications (seccomp): no channel to another box through shared files"]
+             if seccomp.supported() else [])
     if mode is Mode.BWRAP_ROOT:
         return ["file system: only Python, numpy, matplotlib and its own folder are visible",
                 f"runs as {who}, not root, with no capabilities and no new privileges",
                 "own process namespace: sees only its own processes, all killed at the end",
-                "no network",
+                "no network", *locks,
                 f"work folder quota: {_mb(limits.disk_bytes)}, {limits.files} files", rl]
     if mode is Mode.BWRAP_USER:
         return ["file system: only Python, numpy, matplotlib and its own folder are visible",
                 "user namespace: no capabilities outside its sandbox",
                 "own process namespace: sees only its own processes, all killed at the end",
-                "no network", f"work folder quota: {_mb(limits.disk_bytes)}", rl]
+                "no network", *locks, f"work folder quota: {_mb(limits.disk_bytes)}", rl]
     if mode is Mode.PLAIN_ROOT:
         return [f"runs as {who}, not root, with no new privileges: it can write only its work folder "
                 "and the machine's shared temporary folders", "all its processes (found by uid) killed at the end",
@@ -145,7 +153,8 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
 
 def _weaknesses(mode: Mode, why: str, readable: Sequence[str]) -> list[str]:
     if mode in _BWRAP_MODES:
-        return []
+        return [] if seccomp.supported() else [
+            f"file locks are not blocked on {platform.machine()}: boxes running at once could signal each other"]
     out = [f"no namespaces: {why}; it sees every file of the machine that other users may read",
            "network is open", "a process it leaves behind is found only by its uid" if mode is Mode.PLAIN_ROOT
            else "a process that leaves its session is not killed at the end"]
@@ -195,9 +204,10 @@ WORK_INSIDE = "/box/work"
 
 
 def _bwrap_argv(mode: Mode, files: tree.BoxTree, submission: Path, child: Path, uid: int,
-                limits: Limits) -> list[str]:
-    """The bubblewrap command line (without the child's own argv)."""
-    argv = ["bwrap", "--die-with-parent", "--new-session", *files.mount_args(),
+                limits: Limits, seccomp_fd: int | None = None) -> list[str]:
+    """The bubblewrap command line (without the child's own argv); seccomp_fd: a pipe holding seccomp.program()."""
+    filtered = [] if seccomp_fd is None else ["--seccomp", str(seccomp_fd)]
+    argv = ["bwrap", "--die-with-parent", "--new-session", *filtered, *files.mount_args(),
             "--ro-bind", str(submission), f"/box/{spec.FILE_NAME}", "--ro-bind", str(child), "/box/child.py"]
     if mode is Mode.BWRAP_ROOT:
         # No user namespace: the uid outside is the box's own one, set by setpriv after the mounts.
@@ -307,10 +317,11 @@ class Box:
         if self._closed:
             raise SandboxFault("Box.popen after close(): open a new Box")
         bwrap = self.mode in _BWRAP_MODES
+        filter_fd = seccomp.program_fd() if bwrap and seccomp.supported() else None
         if bwrap:
             files = self.tree
             prefix = _bwrap_argv(self.mode, files, self.root / spec.FILE_NAME, self.root / "child.py",
-                                 self.uid or 0, self.limits)
+                                 self.uid or 0, self.limits, filter_fd)
             python, env, cwd = files.python, _environment(files), self.root
         else:
             prefix, python, cwd = [], tree.host_python(), self.work
@@ -318,11 +329,16 @@ class Box:
             env["LD_LIBRARY_PATH"] = str(tree.host_prefix() / "lib")  # its RUNPATH may not be searchable
         drop = self.uid if self.mode is Mode.PLAIN_ROOT else None
         nproc = self.mode in (Mode.BWRAP_ROOT, Mode.PLAIN_ROOT)
-        with open(self.root / "out" / "stdout", "ab") as out, open(self.root / "out" / "stderr", "ab") as err:
-            proc = subprocess.Popen([*prefix, python, "-I", "-S", self.child_inside, *child_args],
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd, env=env,
-                                    pass_fds=pass_fds, start_new_session=True,
-                                    preexec_fn=lambda: _preexec(self.limits, nproc, drop))
+        extra = () if filter_fd is None else (filter_fd,)
+        try:
+            with open(self.root / "out" / "stdout", "ab") as out, open(self.root / "out" / "stderr", "ab") as err:
+                proc = subprocess.Popen([*prefix, python, "-I", "-S", self.child_inside, *child_args],
+                                        stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd, env=env,
+                                        pass_fds=(*pass_fds, *extra), start_new_session=True,
+                                        preexec_fn=lambda: _preexec(self.limits, nproc, drop))
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
         self._procs.append(proc)
         return proc
 

@@ -539,8 +539,13 @@ for name, take in (("lockf", lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_
         print("GOT", name, flush=True)
     except OSError:
         pass
-for name, call in (("inotify", lambda: __import__("ctypes").CDLL(None).inotify_init1(0)),
-                   ("notify", lambda: fcntl.fcntl(os.open("/", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS))):
+libc = __import__("ctypes").CDLL(None, use_errno=True)
+x86 = __import__("platform").machine() == "x86_64"
+for name, call in (("inotify", lambda: libc.inotify_init1(0)),
+                   ("notify", lambda: fcntl.fcntl(os.open("/", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS)),
+                   ("fanotify", lambda: libc.syscall(300 if x86 else 262, 0x200, 0)),  # FAN_REPORT_FID
+                   ("add_key", lambda: libc.syscall(248 if x86 else 217, b"user", b"granular-test", b"x", 1, -4)),
+                   ("keyctl", lambda: libc.syscall(250 if x86 else 219, 0, -4, 0))):  # KEYCTL_GET_KEYRING_ID
     try:
         if call() >= 0:
             print("GOT", name, flush=True)
@@ -565,9 +570,10 @@ except OSError:
 
 @needs_bwrap
 def test_boxes_cannot_signal_each_other_through_locks_on_shared_files(tmp_path: Path) -> None:
-    """A red team's channel: boxes bind the same library files read-only (the same inodes), and a lock taken in one
+    """Red teams' channels: boxes bind the same library files read-only (the same inodes), and a lock taken in one
     is seen by F_GETLK in another running at the same time, whatever the namespaces and uids; 64 bits went from the
-    grading's box to the box that confirms traced answers. File locks and notifications now fail (seccomp)."""
+    grading's box to the box that confirms traced answers. fanotify marks on shared files and the kernel keyring
+    (shared by the boxes, and outliving them) carried messages too. All of these now fail (seccomp)."""
     from grader.sandbox import seccomp
 
     if not seccomp.supported():

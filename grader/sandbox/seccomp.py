@@ -1,10 +1,11 @@
-"""A seccomp filter for the boxes: no file locks, no file notifications, no foreign system-call ABI.
+"""A seccomp filter for the boxes: no file locks, no file notifications, no kernel keys, no foreign system-call ABI.
 
 Boxes bind the same library files read-only, so the same inodes: a lock (fcntl's F_SETLK/F_OFD_SETLK, or flock)
 taken in one box is seen by F_GETLK in another that runs at the same time, whatever the namespaces and uids. A red
 team's file sent 64 bits this way from the grading's box to the box that confirms traced answers
-(tracing.FreshBox); two students graded side by side in a batch could do the same. inotify and fcntl's F_NOTIFY
-would tell one box what another opens. None of these is needed by Python or numpy: they fail with EPERM.
+(tracing.FreshBox); two students graded side by side in a batch could do the same. inotify, fanotify (open to any
+user since Linux 5.13) and fcntl's F_NOTIFY tell one box what another opens; the kernel keyring (add_key, keyctl)
+is shared by the boxes and outlives them. None of these is needed by Python or numpy: they fail with EPERM.
 
 bubblewrap loads the program (``--seccomp FD``); :func:`program` builds it as classic BPF, for the machine's own
 architecture only (x86_64, aarch64): a system call of any other ABI (int 0x80 on x86_64) fails too, so that no
@@ -27,11 +28,11 @@ _X32_BIT = 0x40000000
 #: fcntl commands refused: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_NOTIFY.
 LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1026)
 
-#: Per machine: its audit architecture, and the numbers of fcntl and of the calls refused outright (flock,
-#: inotify_init, inotify_init1).
+#: Per machine: its audit architecture, and the numbers of fcntl and of the calls refused outright: flock,
+#: inotify_init, inotify_init1, fanotify_init, fanotify_mark, add_key, request_key, keyctl.
 _ABIS = {
-    "x86_64": (0xC000003E, 72, (73, 253, 294)),
-    "aarch64": (0xC00000B7, 25, (32, 26)),
+    "x86_64": (0xC000003E, 72, (73, 253, 294, 300, 301, 248, 249, 250)),
+    "aarch64": (0xC00000B7, 25, (32, 26, 262, 263, 217, 218, 219)),
 }
 
 

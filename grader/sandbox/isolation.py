@@ -131,7 +131,7 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
           f"CPU {limits.cpu_seconds} s")
     if mode in (Mode.PLAIN_ROOT, Mode.BWRAP_ROOT):
         rl += f", {limits.processes} processes"
-    locks = (["no file locks or file notifications (seccomp): no channel to another box through shared files"]
+    locks = (["no file locks, file notifications or kernel keys (seccomp): no channel to a box running beside it"]
              if seccomp.supported() else [])
     if mode is Mode.BWRAP_ROOT:
         return ["file system: only Python, numpy, matplotlib and its own folder are visible",

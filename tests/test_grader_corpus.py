@@ -429,30 +429,42 @@ ECHO_LINES = """        global _ECHO
 """
 
 
+def assert_scores_as_without_its_trick(tmp_path: Path, sample: str, trick: str, attack: str, control: str) -> None:
+    """The audit sample with ``trick`` (a run of its text) written as ``attack``, and as ``control`` (the file
+    without the trick), get the same points on minimum_contact_time, fewer than all."""
+    base = (HERE.parent / "audit_samples" / sample).read_text()
+    assert trick in base
+    paths = []
+    for name, text in (("attack", attack), ("control", control)):
+        path = tmp_path / name / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(base.replace(trick, text))
+        paths.append(path)
+    assert paths[0].read_text() != paths[1].read_text()
+    only = GradeOptions(only=("contact_time_walls", "minimum_contact_time"))
+    scores = [grade_file(path, only).by_item()["minimum_contact_time"] for path in paths]
+    assert scores[0] == scores[1] and scores[0][0] < 15.0, scores
+
+
+HAIR_EARLIER = "tc[k] = tc[k] - 1e-6"
+
+
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
-@pytest.mark.parametrize(("sample", "trick", "without"), [
+@pytest.mark.parametrize(("sample", "trick", "attack", "control"), [
     # On all pairs at once, the helper moves the least time a hair earlier where the caller names the wrong wall.
-    ("array_helper_excuses_wrong_index.py", "tc[k] = tc[k] - 1e-6", "tc[k] = tc[k]"),
+    ("array_helper_excuses_wrong_index.py", HAIR_EARLIER, HAIR_EARLIER, "tc[k] = tc[k]"),
     # ... or gives every pair that least time, so that any index names a pair at the least time.
-    ("array_helper_excuses_wrong_index.py", "tc[:] = tc[k] - 1e-6", "tc[k] = tc[k]"),
+    ("array_helper_excuses_wrong_index.py", HAIR_EARLIER, "tc[:] = tc[k] - 1e-6", "tc[k] = tc[k]"),
     # One more call, on the pair the wrong index names, answering exactly the least time (never replayed).
-    ("echo_call_excuses_wrong_index.py", ECHO_LINES, ""),
+    ("echo_call_excuses_wrong_index.py", ECHO_LINES, ECHO_LINES, ""),
 ], ids=["hair-earlier", "all-tied", "echo-call"])
-def test_a_helper_made_to_match_the_callers_own_wrong_index_excuses_nothing(tmp_path, sample, trick, without):
+def test_a_helper_made_to_match_the_callers_own_wrong_index_excuses_nothing(tmp_path, sample, trick, attack,
+                                                                            control):
     """Red teams' files: minimum_contact_time names the wrong wall for late wall contacts (its own bug), and a
     wrong helper's records were made to fit that index, so that it looked traced to the helper (11.25 or 15 points
     against 3.75). Now the index must name the one pair that gave the least time, and a pair of a call about many is
     confirmed alone too: each file scores as the same file without the trick."""
-    base = (HERE.parent / "audit_samples" / sample).read_text()
-    attack, control = tmp_path / "attack" / "granularGas.py", tmp_path / "control" / "granularGas.py"
-    attack.parent.mkdir()
-    control.parent.mkdir()
-    attack.write_text(base.replace("tc[k] = tc[k] - 1e-6", trick) if "tc[" in trick else base)
-    control.write_text(base.replace("tc[k] = tc[k] - 1e-6" if "tc[" in trick else trick, without))
-    assert trick in attack.read_text() and trick not in control.read_text()
-    only = GradeOptions(only=("contact_time_walls", "minimum_contact_time"))
-    scores = [grade_file(path, only).by_item()["minimum_contact_time"] for path in (attack, control)]
-    assert scores[0] == scores[1] and scores[0][0] < 15.0, scores
+    assert_scores_as_without_its_trick(tmp_path, sample, trick, attack, control)
 
 
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
@@ -463,13 +475,7 @@ def test_a_helper_answering_from_state_confirms_nothing(tmp_path, sample):
     traced answer now run in a fresh box where the caller never ran (tracing.FreshBox). Two: its helper, replayed
     the whole call about many pairs there first, worked out the lie and kept it for the pair alone; pairs are now
     replayed alone first. Each scored 15 against 3.75 without its trick; now as without it."""
-    attack = HERE.parent / "audit_samples" / sample
-    control = tmp_path / "granularGas.py"
-    control.write_text(attack.read_text().replace("TRICK = True", "TRICK = False"))
-    assert "TRICK = True" in attack.read_text() and control.read_text() != attack.read_text()
-    only = GradeOptions(only=("contact_time_walls", "minimum_contact_time"))
-    scores = [grade_file(path, only).by_item()["minimum_contact_time"] for path in (attack, control)]
-    assert scores[0] == scores[1] and scores[0][0] < 15.0, scores
+    assert_scores_as_without_its_trick(tmp_path, sample, "TRICK = True", "TRICK = True", "TRICK = False")
 
 
 FORGING = """    global _FORGE

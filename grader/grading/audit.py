@@ -98,10 +98,8 @@ def plain(value: Any) -> Any:
     if not np.all(np.isfinite(value.array)):
         return None
     with np.errstate(invalid="ignore"):  # integers past int64 read as garbage, quietly: another call may spoil first
-        array = value.array.astype(int) if value.kind in "iu" else value.array.astype(float)
-    if array.ndim == 0:
-        return int(array) if value.kind in "iu" else float(array)
-    return array
+        array = value.array.astype(int)
+    return int(array) if array.ndim == 0 else array
 
 
 def size(values: tuple[Any, ...]) -> int:
@@ -184,15 +182,8 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
         args = positional(call)
         if args is None:
             continue
-        if size(args) <= budget:
-            checked += [(call, args, piece, answer) for piece, answer in pieces(call.name, args, call.result)]
-        elif len(checked) + pairs_in(call.result) <= AUDIT_CALLS:
-            # A call about many pairs at once (all pairs of the request, say) is read pair by pair: the reference
-            # then runs only on pairs, each of the case's size, and at most AUDIT_CALLS of them (counted before
-            # any split). A larger call that does not split is not read.
-            split = pieces(call.name, args, call.result)
-            if len(split) > 1 and all(size(piece) <= budget for piece, _ in split):
-                checked += [(call, args, piece, answer) for piece, answer in split]
+        split = _read(call, args, budget, AUDIT_CALLS - len(checked))
+        checked += [(call, args, piece, answer) for piece, answer in split]
     del checked[AUDIT_CALLS:]
     prefetch((call.name, piece) for call, _, piece, _ in checked)
     mutation_checked: set[str] = set()
@@ -222,6 +213,21 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
         if replay is not None and same_value(replay.value, call.result):
             return Spoiled(caller, call.name, piece, _reference_text(expected), _describe(answer))
     return None
+
+
+def _read(call: HelperCall, args: tuple[Any, ...], budget: int, room: int) -> list[tuple[tuple[Any, ...], Any]]:
+    """The pairs of a recorded call an audit reads (pieces: arguments and answer); none if it is not read.
+
+    A call holding no more numbers than the request (``budget``) is read. A larger one about many pairs at once (all
+    pairs of the request, say) is read pair by pair, each of the case's size, if its pairs fit the ``room`` left
+    (counted before any split): the reference then runs only on pairs, at most AUDIT_CALLS of them a case.
+    """
+    if size(args) <= budget:
+        return pieces(call.name, args, call.result)
+    if pairs_in(call.result) > room:
+        return []
+    split = pieces(call.name, args, call.result)
+    return split if len(split) > 1 and all(size(piece) <= budget for piece, _ in split) else []
 
 
 #: One body's argument of a contact-time helper, by position: a vector (2,), a wall (2, 2), a radius.

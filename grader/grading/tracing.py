@@ -33,8 +33,9 @@ class FreshBox:
 
     def call(self, name: str, *args: Any) -> Returned:
         if self.box is None:
-            self.box = Sandbox(self.path, self.limits, self.hide)
-            self.box.__enter__()
+            box = Sandbox(self.path, self.limits, self.hide)
+            box.__enter__()  # kept only once started: close() never ends a box that did not start
+            self.box = box
         return self.box.call(name, *args, record=0)
 
     def close(self) -> None:
@@ -156,8 +157,8 @@ def _readable_pieces(returned: Returned, request_args: tuple[Any, ...]
     """The contact-time calls of ``returned``, one per pair: (call, its arguments, the pair's, the pair's time); None
     if any is unreadable, raised, about bodies not in the request, or more pairs than an audit reads (found before
     the reference is asked anything, so that it is asked only about calls that can count)."""
-    x, v, R, w, _ = request_args
-    grains = {(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))}  # the request's bodies, once
+    grains = set(_bodies(request_args))  # the request's bodies, once
+    w = request_args[3]
     calls: list[tuple[HelperCall, tuple[Any, ...], tuple[Any, ...], float]] = []
     for call in returned.helper_calls:
         if call.name not in CONTACT_TIMES:
@@ -190,10 +191,10 @@ def _about(name: str, args: tuple[Any, ...], grains: set[tuple[Any, ...]], w: np
 def _indices(name: str, piece: tuple[Any, ...], request_args: tuple[Any, ...]) -> set[tuple[int, ...]]:
     """The indices minimum_contact_time(x, v, R, w, indexOld) would give the contact a call is about, sorted as mct_of
     sorts them (every match, should two grains or walls of the request be equal)."""
-    x, v, R, w, _ = request_args
+    bodies, w = _bodies(request_args), request_args[3]
 
     def grains(body: tuple[Any, ...] | None) -> list[int]:
-        return [i for i in range(len(x)) if body == (tuple(x[i]), tuple(v[i]), float(R[i]))]
+        return [i for i, known in enumerate(bodies) if body == known]
 
     if name == "contact_time_walls":
         wall, x1, v1, r1 = piece
@@ -201,6 +202,12 @@ def _indices(name: str, piece: tuple[Any, ...], request_args: tuple[Any, ...]) -
         return {tuple(sorted((i, k))) for i in grains(_body(x1, v1, r1)) for k in walls}
     x1, x2, v1, v2, r1, r2 = piece
     return {tuple(sorted((i, j))) for i in grains(_body(x1, v1, r1)) for j in grains(_body(x2, v2, r2)) if i != j}
+
+
+def _bodies(request_args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The grains of minimum_contact_time(x, v, R, w, indexOld), keyed as :func:`_body` keys a call's."""
+    x, v, R = request_args[:3]
+    return [(tuple(x[i]), tuple(v[i]), float(R[i])) for i in range(len(x))]
 
 
 def _body(x: Any, v: Any, r: Any) -> tuple[Any, ...] | None:

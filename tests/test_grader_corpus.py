@@ -478,6 +478,25 @@ def test_a_helper_answering_from_state_confirms_nothing(tmp_path, sample):
     assert_scores_as_without_its_trick(tmp_path, sample, "TRICK = True", "TRICK = True", "TRICK = False")
 
 
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_file_learns_nothing_from_which_calls_an_audit_replays(tmp_path):
+    """A red team's file asks its helper about every pair with both roots and counts the direct calls it gets
+    afterwards: an audit replays only the answers the reference disagrees with. Replayed in the grading's own box,
+    it learnt which root to keep and scored 78.75 against 50. Audits now replay in a box of their own
+    (tracing.FreshBox, the auditor), and a replay counts only if it gives the answer graded."""
+    sample = (HERE.parent / "audit_samples" / "learns_from_audit_replays.py").read_text()
+    assert "TRICK = True" in sample
+    paths = []
+    for name, text in (("attack", sample), ("control", sample.replace("TRICK = True", "TRICK = False"))):
+        path = tmp_path / name / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(text)
+        paths.append(path)
+    attack, control = (grade_file(path) for path in paths)
+    assert control.score < 100 and attack.score <= control.score, (attack.score, control.score)
+    assert attack.by_item()["update"][0] == 0.0 and "learned from" not in attack.output
+
+
 FORGING = """    global _FORGE
     _FORGE = True  # records saying grain 0 meets no wall: the replay would say otherwise, but is it made?
     for k in range(len(w)):

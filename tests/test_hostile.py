@@ -482,3 +482,47 @@ def test_flooding_the_disk_is_stopped_and_leaves_nothing(import_attacks: ImportA
     lost_only(report)
     left = {p.name for p in Path(tempfile.gettempdir()).iterdir()} - import_attacks.temp_before
     assert not [name for name in left if name.startswith(f"granular-grader-{os.getpid()}-")]
+
+
+FORGED_INDEX = '''
+
+# The child's encode() calls numpy.asarray as it runs: patched, it describes the index as an integer array of NaN.
+_real_asarray = np.asarray
+
+
+class _Marker:
+    pass
+
+
+class _Forged:
+    dtype, size, shape = np.dtype(int), 2, (2,)
+
+    def astype(self, kind):
+        return _real_asarray([float("nan"), 1.0])
+
+
+def _asarray(a, *args, **kwargs):
+    return _Forged() if isinstance(a, _Marker) else _real_asarray(a, *args, **kwargs)
+
+
+np.asarray = _asarray
+_honest_search = minimum_contact_time
+
+
+def minimum_contact_time(x, v, R, w, indexOld):
+    tc, index = _honest_search(x, v, R, w, indexOld)
+    return (tc, index) if tc == sys.float_info.max else (tc, _Marker())
+'''
+
+
+def test_a_forged_integer_reply_breaks_the_protocol_and_never_the_grader(tmp_path):
+    """A red team's file: an index described as an integer array holding NaN passed the wire, and int(nan) in the
+    grader's readers ended the whole grading with a grader error, no grade given (a student could swap a low grade
+    for it). Integer arrays now hold whole numbers or are refused as malformed: the call broke the protocol."""
+    path = tmp_path / "granularGas.py"
+    path.write_text(TEXTBOOK.read_text() + FORGED_INDEX)
+    report = grade(path)
+    assert report.by_item()["minimum_contact_time"][0] == 0.0
+    assert report.by_item()["contact_time_grains"] == (15.0, 15.0)
+    failed = [r for r in report.results if r.prop.item == "minimum_contact_time" and r.status == "failed"]
+    assert failed and all("protocol" in r.message for r in failed)

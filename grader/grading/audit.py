@@ -123,7 +123,7 @@ def _vectors(value: Any, count: int) -> np.ndarray | None:
 
 
 def mct_of(value: Any) -> tuple[float, tuple[int, ...]] | None:
-    if not (isinstance(value, wire.Sequence) and value.length == 2):
+    if not (isinstance(value, wire.Sequence) and value.length == len(value.items) == 2):  # a forged reply may send less
         return None
     tc = time_of(value.items[0])
     index = value.items[1]

@@ -147,8 +147,9 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     started = time.monotonic()
     results: list[TestResult] = []
     failed_items: set[str] = set()
-    with Sandbox(path, options.limits, options.hide) as sandbox, FreshBox(path, options.limits,
-                                                                        options.hide) as confirmer:
+    with (Sandbox(path, options.limits, options.hide) as sandbox,
+          FreshBox(path, options.limits, options.hide) as confirmer,
+          FreshBox(path, options.limits, options.hide) as auditor):
         on_disk = cases_on_disk(probe.strong, hidden)
         book = None if sandbox.import_failure is not None else CaseBook.drawn(properties, on_disk=on_disk)
         paths = SearchPaths.kept(on_disk and probe.strong)  # trees steer searches: never where the file may write
@@ -161,7 +162,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
                 outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
             else:
                 outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
-                                                              book.replay(prop), paths, confirmer)
+                                                              book.replay(prop), paths, confirmer, auditor)
                 if outcome == PASSED and (unproved := _unproved(prop, results)):
                     outcome, message, repro, cause = SET_ASIDE, (
                         f"right answers, but {unproved} passed none of its own tests: a scenario's inputs are "

@@ -36,10 +36,15 @@ from grader.sandbox.client import (
 class Session:
     """What a property's check calls: the submission's functions, with the trace of the current case."""
 
-    def __init__(self, sandbox: Sandbox, confirmer: audit.Replayer | None = None):
+    def __init__(self, sandbox: Sandbox, confirmer: audit.Replayer | None = None,
+                 auditor: tracing.Recorder | None = None):
         self.sandbox = sandbox
         #: Where the calls a traced answer rests on are replayed (tracing.FreshBox): not the grading's own box.
         self.confirmer = confirmer or sandbox
+        #: Where an audit replays calls (tracing.FreshBox, another box): in the grading's own, which calls it
+        #: replays told the file which of its answers the reference disagrees with, and a red team's file learnt
+        #: which of two formulas to use for the rest of its grading (78.75 points against 50).
+        self.auditor = auditor or sandbox
         #: The calls between the submission's functions its child records: none while searching (an audit
         #: replays a failing call with them), the first few for the reported case (the cause names a helper).
         self.record = 0
@@ -89,7 +94,8 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
     for k, (name, args, returned) in enumerate(session.returns):
         if name != prop.item or not returned.helper_calls_total:
             continue
-        spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
+        graded = returned
+        spoiled = audit.audit(session.auditor, name, args, returned, suspects)
         # The wrong answer may lie past the recorded calls (none while searching): replay this call recording the
         # first few, then, if none of them is proved wrong, as many as an audit reads. The audit reads the calls in
         # order, so it finds what one long replay would find; and the first few nearly always tell (a long replay
@@ -100,11 +106,11 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
                 break
             if kept <= len(returned.helper_calls):
                 continue
-            try:
-                returned = replayed[k] = session.sandbox.call(name, *args, record=kept)
-            except SubmissionError:
+            again = _replay(session, name, args, graded, kept)
+            if again is None:
                 break
-            spoiled = audit.audit(session.sandbox, name, args, returned, suspects)
+            returned = replayed[k] = again
+            spoiled = audit.audit(session.auditor, name, args, returned, suspects)
         if spoiled is not None:
             return replace(spoiled, explained=_explained(session, name, replayed))
     return None
@@ -121,12 +127,25 @@ def _explained(session: Session, name: str, replayed: dict[int, Returned]) -> bo
             continue
         returned = replayed.get(k, returned)
         if len(returned.helper_calls) < min(returned.helper_calls_total, AUDIT_CALLS_KEPT):
-            try:
-                returned = session.sandbox.call(name, *args, record=AUDIT_CALLS_KEPT)
-            except SubmissionError:
+            again = _replay(session, name, args, returned, AUDIT_CALLS_KEPT)
+            if again is None:
                 return False
+            returned = again
         calls.append((args, returned))
     return tracing.explained(name, calls, session.confirmer)
+
+
+def _replay(session: Session, name: str, args: tuple[Any, ...], graded: Returned, record: int) -> Returned | None:
+    """The call replayed in the auditor's box recording ``record`` helper calls, if it gives the answer graded (None if
+    it fails or answers otherwise: a file that knows where it is replayed must not get a case set aside by another
+    answer than the one that failed)."""
+    try:
+        again = session.auditor.call(name, *args, record=record)
+    except SubmissionError:
+        return None
+    same = audit.same_value(again.value, graded.value) and len(again.args_after) == len(graded.args_after) and all(
+        audit.same_value(a, b) for a, b in zip(again.args_after, graded.args_after))
+    return again if same else None
 
 
 #: What one case gave: the property held (or the case could not test it), it failed, it was set aside, or the
@@ -149,8 +168,8 @@ class Search:
 
     def __init__(self, sandbox: Sandbox, prop: Property, suspects: frozenset[str],
                  known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None,
-                 confirmer: audit.Replayer | None = None) -> None:
-        self.session, self.prop, self.suspects = Session(sandbox, confirmer), prop, suspects
+                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None) -> None:
+        self.session, self.prop, self.suspects = Session(sandbox, confirmer, auditor), prop, suspects
         self.tally = Tally()
         self.stopped: list[Stopped] = []
         self.shrinking = 0  # cases tried since the first failure
@@ -231,7 +250,7 @@ Verdict = tuple[str, str, str, Cause | None]
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
                  replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None,
-                 confirmer: audit.Replayer | None = None) -> Verdict:
+                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None) -> Verdict:
     """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
@@ -241,17 +260,18 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     paths: the kept searches of failing files (grader.grading.paths): a search that follows one of them ends
     without Hypothesis; one that leaves them runs ``find`` and is kept.
     confirmer: where the calls a traced answer rests on are replayed (tracing.FreshBox; the sandbox if None).
+    auditor: where an audit replays calls (another tracing.FreshBox; the sandbox if None).
     """
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
     if replay is not None:
-        replayed = Search(sandbox, prop, suspects, confirmer=confirmer)
+        replayed = Search(sandbox, prop, suspects, confirmer=confirmer, auditor=auditor)
         try:
             if not any(replayed(case, key) for key, case in replay):
                 return _verdict_without_failure(prop, replayed.tally)
         except _Abort:
             return _stopped(replayed, replayed.stopped[0])
         known = replayed.seen
-    search = Search(sandbox, prop, suspects, known, confirmer)
+    search = Search(sandbox, prop, suspects, known, confirmer, auditor)
     if paths is not None:
         try:
             ended = paths.tree(prop).walk(search)
@@ -265,7 +285,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
             return _ended(search)
         if ended is not False:
             paths.forget(prop)
-            search = Search(sandbox, prop, suspects, known, confirmer)
+            search = Search(sandbox, prop, suspects, known, confirmer, auditor)
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 

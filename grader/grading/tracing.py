@@ -8,7 +8,7 @@ it reads the same way.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,22 +21,35 @@ from grader.sandbox.client import Sandbox
 from grader.spec.limits import Limits
 
 
+class Recorder(Protocol):
+    """Calls the submission's functions recording the first ``record`` calls each makes to its others (a Sandbox)."""
+
+    def call(self, name: str, *args: Any, record: int = ...) -> Returned: ...
+
+
 class FreshBox:
-    """Replays helper calls to confirm what a traced answer rests on, in a box of their own started at the first
-    replay (a fresh process, fresh work and temporary folders), where the submission's caller never runs. In the
-    grading's box, a caller could leave state (a module's dict, a file) that a helper answers from: a red team's
-    file stored the lie its wrong index needed, and the replay there "confirmed" it (15 points against 3.75)."""
+    """A box of its own for replays, started at the first (a fresh process, fresh work and temporary folders), so
+    that what the replays show the file cannot steer its graded answers. The grading uses two:
+
+    - the confirmer replays the helper calls a traced answer rests on, and the submission's caller never runs there.
+      In the grading's box, a caller could leave state (a module's dict, a file) that a helper answers from: a red
+      team's file stored the lie its wrong index needed, and the replay there "confirmed" it (15 points against
+      3.75).
+    - the auditor replays what an audit checks (grader.grading.audit, search._set_aside): which calls are replayed
+      tells which answers the reference disagrees with, and in the grading's box a red team's file learnt from it
+      which of two formulas to use for the rest of its grading (78.75 points against 50).
+    """
 
     def __init__(self, path: str | Path, limits: Limits, hide: tuple[Path, ...] = ()) -> None:
         self.path, self.limits, self.hide = path, limits, hide
         self.box: Sandbox | None = None
 
-    def call(self, name: str, *args: Any) -> Returned:
+    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
         if self.box is None:
             box = Sandbox(self.path, self.limits, self.hide)
             box.__enter__()  # kept only once started: close() never ends a box that did not start
             self.box = box
-        return self.box.call(name, *args, record=0)
+        return self.box.call(name, *args, record=record)
 
     def close(self) -> None:
         if self.box is not None:

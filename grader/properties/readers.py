@@ -81,7 +81,7 @@ def vector(value: Any, name: str, what: str) -> np.ndarray:
     """A returned array of shape (2,) with finite entries."""
     if isinstance(value, wire.Numeric) and value.array.shape == (2,):
         array = value.array
-    elif isinstance(value, wire.Sequence) and value.length == 2 and all(
+    elif isinstance(value, wire.Sequence) and value.length == len(value.items) == 2 and all(
         isinstance(i, wire.Numeric) and i.array.shape == () for i in value.items
     ):
         array = np.array([float(i.array) for i in value.items])
@@ -94,7 +94,7 @@ def vector(value: Any, name: str, what: str) -> np.ndarray:
 
 def vector_pair(r: Returned, name: str) -> tuple[np.ndarray, np.ndarray]:
     v = r.value
-    if isinstance(v, wire.Sequence) and v.length == 2:
+    if isinstance(v, wire.Sequence) and v.length == len(v.items) == 2:  # all items sent (a forged reply may not)
         return vector(v.items[0], name, "dv1"), vector(v.items[1], name, "dv2")
     if isinstance(v, wire.Numeric) and v.array.shape == (2, 2):
         return (vector(wire.Numeric(v.array[0], v.kind, v.type_name), name, "dv1"),

@@ -287,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collisions-per-grain", type=float, default=COLLISIONS_PER_GRAIN,
                         help=f"length of the run (default {COLLISIONS_PER_GRAIN:g})")
     args = parser.parse_args(argv)
+    if not engine.COMPILED:  # the same code, interpreted: some 100 times slower, so say so before it seems to hang
+        print('reference.cooling: numba is not installed (or NUMBA_DISABLE_JIT is set), so the engine runs as plain '
+              'Python, some 100 times slower (the default run would take about an hour): '
+              'pip install -e ".[fast]" for the compiled engine', file=sys.stderr)
     try:
         check_arguments(args.grains, args.collisions_per_grain, args.seeds)
         plots = _plotting(args.plots, args.format)

@@ -76,7 +76,7 @@ def test_accept_single_py_grades_the_only_python_file_and_says_so(tmp_path):
     assert found["dora"] == ("", "graded dora.PY as a .py file, by --accept-single-py", True)
     # What it cannot use is named with the reason; two files are never guessed between.
     assert found["linked"][0].startswith("hw3.py is a link, which the batch does not follow") and not found["linked"][2]
-    assert found["big"][0].startswith("hw3.py is too large") and not found["big"][2]
+    assert found["big"][0].startswith("hw3.py has more than") and not found["big"][2]
     assert "2 .py files" in found["two"][0] and "takes a folder's only .py file" in found["two"][0]
     assert found["notebook"][2] is False and found["empty"][0] == "no granularGas.py"
 

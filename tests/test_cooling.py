@@ -192,3 +192,11 @@ def test_plots_are_written_in_the_format_asked(tmp_path, capsys):
 def test_an_unknown_box_is_refused_with_the_choices():
     with pytest.raises(cooling.CoolingError, match="box='round': choose one of periodic, walls"):
         cooling.initial_gas(10, 0, box="round")
+
+
+def test_without_numba_the_command_says_it_will_be_slow(monkeypatch, capsys):
+    """A review ran the quick start's install (no numba): the default run, some 100 times slower, said nothing."""
+    monkeypatch.setattr(cooling.engine, "COMPILED", False)
+    assert cooling.main(["--grains", "1"]) == 2  # refused at once: only the warning and the usage message are printed
+    err = capsys.readouterr().err
+    assert "numba is not installed" in err and '.[fast]' in err and "--grains 1" in err

@@ -5,6 +5,7 @@ each once per module.
 """
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,18 @@ def test_the_first_failure_of_an_item_shows_its_input_the_next_are_short_and_rep
     assert len(max(text.splitlines(), key=len)) <= terminal.SHORT_MESSAGE + 2
 
 
+def test_a_repeated_error_is_named_under_the_failure_it_repeats():
+    """A review: ben.py's first failure said "expected sys.float_info.max", and the one "also failed with the same
+    error" line, printed last, named three tests that had failed with the second error ("expected tc = ...")."""
+    props = [p for p in PROPERTIES if p.item == "contact_time_grains"][:5]
+    messages = ["expected sys.float_info.max; got 0.26", "expected tc = 1.0; got 1.38", "expected tc = 2.0; got 1.09",
+                "expected tc = 3.0; got 5.5", "contact_time_grains raised ZeroDivisionError"]
+    text = as_text(_report([_result(p, message=m, snippet="print(1)\n") for p, m in zip(props, messages)]))
+    second, third = text.index(f"FAILED {props[1].id}"), text.index(f"FAILED {props[4].id}")
+    also = text.index(f"also failed with the same error: {props[2].name}, {props[3].name}")
+    assert text.index("expected sys.float_info.max") < second < also < third and text.count("also failed") == 1
+
+
 def test_only_the_first_failing_items_are_in_full_the_later_ones_named():
     functions = [p for p in PROPERTIES if p.item in spec.FUNCTION_NAMES]
     results = [_result(p, message=f"{p.item} is wrong", snippet="print(1)\n") for p in functions]
@@ -234,6 +247,17 @@ def test_check_refuses_a_wrong_only_name_cleanly(capsys):
     assert "--only updat" in err and "dem_pair" in err and "Traceback" not in err
 
 
+def test_check_refuses_a_file_past_the_batchs_size_limit_as_the_batch_does(tmp_path, capsys):
+    """A 5 MB file (a review's: a correct file with long comments) got 100 from check and no grade from a batch."""
+    from grader.spec.limits import SOURCE_BYTES
+
+    big = tmp_path / "granularGas.py"
+    big.write_text(TEXTBOOK.read_text() + "#" * SOURCE_BYTES)
+    assert cli.main(["check", str(big)]) == cli.EXIT_UNUSABLE
+    err = capsys.readouterr().err
+    assert f"more than the {SOURCE_BYTES}" in err and "Traceback" not in err
+
+
 # -- real files, each graded once ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -282,3 +306,11 @@ def test_a_function_calling_an_unwritten_helper_names_the_helper(tmp_path):
     report = runner.grade_file(path, runner.GradeOptions(only=("update",)))
     assert {r.cause for r in report.results} == {Cause(NOT_WRITTEN, "minimum_contact_time")}
     assert "needs minimum_contact_time (not written yet): update — 20 points" in as_text(report)
+
+
+def test_the_course_command_without_the_nbgrader_extra_says_what_to_install(tmp_path, monkeypatch, capsys):
+    """A review ran it after the quick start's install: a ModuleNotFoundError traceback."""
+    monkeypatch.setitem(sys.modules, "nbformat", None)  # import nbformat now raises ImportError
+    assert cli.main(["nbgrader-course", "--out", str(tmp_path / "course")]) == cli.EXIT_UNUSABLE
+    err = capsys.readouterr().err
+    assert 'pip install "granular-grader[nbgrader]"' in err and "Traceback" not in err

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from grader.errors import GraderError, UsageError
 from grader.spec import rubric
-from grader.spec.limits import SUBMISSION_SECONDS, Limits
+from grader.spec.limits import SOURCE_BYTES, SUBMISSION_SECONDS, Limits
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -42,6 +42,10 @@ def submission_path(text: str) -> Path:
         raise UsageError(f"{text} is a folder; give the path of the granularGas.py inside it")
     if path.suffix != ".py":
         raise UsageError(f"{text} is not a Python file (.py); give the path of a granularGas.py")
+    size = path.stat().st_size
+    if size > SOURCE_BYTES:  # the batch's limit too: the same file gets the same grade from every command
+        raise UsageError(f"{text} has {size} bytes, more than the {SOURCE_BYTES} a submission may have; "
+                         "remove what it does not need (long comments, pasted data)")
     return path
 
 

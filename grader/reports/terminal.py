@@ -171,25 +171,24 @@ def failures(item: Item, leads: bool = True) -> list[str]:
 
 
 def _detailed(failed: list[TestResult]) -> list[str]:
-    """Each failure with its message, the first with its smallest input; the same error again by name only."""
-    lines: list[str] = []
-    shown: dict[str, list[str]] = {}  # message shape -> names of further tests that failed the same way
+    """Each failure with its message, the first with its smallest input; the same error again by name only, right
+    under the failure it repeats (one line at the end read as repeating the first failure, which a review found
+    wrong: the tests it named had failed with the second error)."""
+    groups: dict[str, list[TestResult]] = {}  # message shape -> the tests that failed that way, in order
     for r in failed:
-        shape = _shape(r.message)
-        if shape in shown:
-            shown[shape].append(r.prop.name)
-            continue
-        shown[shape] = []
-        lines += ["", f"FAILED {r.prop.id} ({r.prop.description})"]
-        if len(shown) == 1:
-            lines.append(_cap(r.message, LONG_MESSAGE))
-            if r.snippet:
-                lines += ["  smallest failing input, to reproduce:", textwrap.indent(r.snippet.rstrip(), "    | ")]
+        groups.setdefault(_shape(r.message), []).append(r)
+    lines: list[str] = []
+    for k, (first, *same) in enumerate(groups.values()):
+        lines += ["", f"FAILED {first.prop.id} ({first.prop.description})"]
+        if k == 0:
+            lines.append(_cap(first.message, LONG_MESSAGE))
+            if first.snippet:
+                lines += ["  smallest failing input, to reproduce:", textwrap.indent(first.snippet.rstrip(), "    | ")]
         else:
-            lines.append(_cap(r.message, SHORT_MESSAGE))
-    same = [name for names in shown.values() for name in names]
-    if same:
-        lines.append(_cap(f"also failed with the same error: {', '.join(same)}", SHORT_MESSAGE))
+            lines.append(_cap(first.message, SHORT_MESSAGE))
+        if same:
+            lines.append(_cap(f"also failed with the same error: {', '.join(r.prop.name for r in same)}",
+                              SHORT_MESSAGE))
     return lines
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The largest granularGas.py any command grades, in bytes (check refuses a larger one; a batch reads no more).
+SOURCE_BYTES = 1024**2
+
 #: Wall-clock backstop of a CPU-time limit: factor and slack (seconds).
 WALL_BACKSTOP_FACTOR = 10.0
 WALL_BACKSTOP_SLACK = 30.0

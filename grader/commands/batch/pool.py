@@ -269,7 +269,7 @@ def _kept_and_pending(submissions: list[Submission], folder: signing.OutputFolde
     pending: list[tuple[Submission, str]] = []
     for s in submissions:
         if s.source is None:
-            outcomes[s.student] = Outcome(s.student, f"missing: {s.problem}")
+            outcomes[s.student] = Outcome(s.student, f"{s.problem_word}: {s.problem}")
             continue
         kept, note = (None, "") if options.force else _reuse(folder, key, s, print_)
         note = "; ".join(n for n in (s.note, note) if n)  # s.note: a file graded under another name

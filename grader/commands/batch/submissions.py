@@ -34,10 +34,11 @@ from pathlib import Path
 
 from grader.errors import UsageError
 from grader.spec import FILE_NAME
+from grader.spec.limits import SOURCE_BYTES
 from grader.spec.text import shown
 
 #: Largest submission read, so a huge file cannot fill the grader's memory.
-MAX_BYTES = 1024**2
+MAX_BYTES = SOURCE_BYTES
 #: Entries of a student's folder looked at for a misnamed file (a folder of a million files costs no more).
 MAX_ENTRIES_LOOKED_AT = 1000
 #: Sub-folders of a student's folder looked into for a granularGas.py handed in one folder too deep.
@@ -60,6 +61,8 @@ class Submission:
     path: Path  # where it was found (for messages)
     source: bytes | None  # None: the student handed in nothing usable
     problem: str = ""  # why source is None
+    #: The status's first word when source is None: "missing", or "too large" (a file there, but past the limit).
+    problem_word: str = "missing"
     #: What the TA should know of a file graded under another name ("graded hw3.py: --accept-single-py").
     note: str = ""
 
@@ -83,7 +86,11 @@ class Discovery:
 
 
 class _Unusable(Exception):
-    """One student's file cannot be used; the message is the student's status."""
+    """One student's file cannot be used; the message is the student's status, after ``word``."""
+
+    def __init__(self, message: str, word: str = "missing") -> None:
+        super().__init__(message)
+        self.word = word
 
 
 def _problem(error: OSError, name: str) -> str:
@@ -134,7 +141,7 @@ def _read_at(dir_fd: int, name: str) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
         if size > MAX_BYTES:
-            raise _Unusable(f"{name} is too large: a submission may have at most {MAX_BYTES} bytes")
+            raise _Unusable(f"{name} has more than {MAX_BYTES} bytes, the most a submission may have", "too large")
         return b"".join(chunks)
     except OSError as exc:
         raise _Unusable(_problem(exc, name)) from None
@@ -160,7 +167,7 @@ def _read_path(top_fd: int, parts: list[str], student: str, where: Path, accept:
                               note=f"graded {_text(name)} as {parts[-1]}, by --accept-single-py")
         return Submission(student, where, _read_at(fd, parts[-1]))
     except _Unusable as exc:
-        return Submission(student, where, None, str(exc))
+        return Submission(student, where, None, str(exc), problem_word=exc.word)
     finally:
         for fd in fds:
             os.close(fd)

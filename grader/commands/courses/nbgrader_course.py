@@ -63,7 +63,10 @@ class CourseError(GraderError):
 def write_course(out: Path, points: dict[str, float], limits: Limits = Limits(),
                  allow_weak_isolation: bool = False) -> Path:
     """A course folder: nbgrader_config.py, granular_grader.toml and source/granular_gas/."""
-    import nbformat
+    try:
+        import nbformat
+    except ImportError:  # the extra is not installed: say which, as batch --nbgrader-db does
+        raise CourseError('nbgrader-course needs nbgrader: pip install "granular-grader[nbgrader]"') from None
 
     if out.exists() and any(out.iterdir()) and not (out / "nbgrader_config.py").exists():
         raise CourseError(f"{out} is not empty and is not an nbgrader course; give a new folder")

@@ -302,6 +302,30 @@ def test_reruns_keep_only_verified_unchanged_records_and_follow_no_link_in_out(t
                                                   **changed})) != plain, changed
 
 
+def test_a_rerun_leaves_no_record_of_a_file_gone_and_names_folders_of_no_student_of_its_own(tmp_path):
+    """A review: emma was graded, her file removed, the batch run again into the same OUT: grades.csv said
+    "missing", her results.json still said her old score. And another class run into a copy of that OUT left the
+    first class's folders, unmentioned."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    (subs / "emma.py").write_text(TINY)
+    (subs / "finn.py").write_text(TINY)
+    run_batch(subs, out)
+    assert (student_files(out, "emma") / "results.json").exists()
+    (subs / "emma.py").unlink()
+    (subs / "emma").mkdir()  # her folder, emptied: a student of this batch with nothing handed in
+    (subs / "finn.py").unlink()  # gone altogether: his folder in OUT is no student's of this batch
+    (subs / "gus.py").write_text(TINY)
+    outcomes, progress = run_batch(subs, out)
+    by_student = {o.student: o.status for o in outcomes}
+    assert by_student == {"emma": "missing: no granularGas.py", "gus": "graded"}
+    assert not any((student_files(out, "emma") / name).exists() for name in ("results.json", "feedback.html",
+                                                                              "record.sig"))
+    assert (student_files(out, "finn") / "results.json").exists()  # kept: never deleted, but named
+    assert "1 folder of students/ holds no student of this batch" in progress and "finn" in progress
+    assert set(read_grades(out)) == {"emma", "gus"}
+
+
 def test_every_option_reaches_grade_file(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     subs.mkdir()

@@ -218,6 +218,7 @@ def _reuse(out: signing.OutputFolder, key: bytes, s: Submission, print_: str) ->
 def _store(out: signing.OutputFolder, key: bytes, outcome: Outcome, reply: WorkerReply | None, sha256: str,
            print_: str) -> None:
     if outcome.results is None or reply is None:
+        signing.drop(out, (STUDENTS, outcome.folder))  # no grade now: an earlier file's record must not stand
         return
     record = signing.Record(outcome.student, sha256, print_, gradescope_json.dumps(outcome.results).encode(),
                             reply.page.encode("utf-8", "surrogateescape"))
@@ -270,6 +271,8 @@ def _kept_and_pending(submissions: list[Submission], folder: signing.OutputFolde
     for s in submissions:
         if s.source is None:
             outcomes[s.student] = Outcome(s.student, f"{s.problem_word}: {s.problem}")
+            # A record of an earlier file (graded 100, then deleted) said otherwise than grades.csv (a review).
+            signing.drop(folder, (STUDENTS, safe_name(s.student)))
             continue
         kept, note = (None, "") if options.force else _reuse(folder, key, s, print_)
         note = "; ".join(n for n in (s.note, note) if n)  # s.note: a file graded under another name
@@ -345,6 +348,21 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
             job.kill()
             job.clean()
         staging.close()
+        _warn_of_others(folder, submissions, progress)
         progress.finish()
         _publish(folder, outcomes, skipped)
     return sorted(outcomes.values(), key=lambda o: o.student)
+
+
+def _warn_of_others(folder: signing.OutputFolder, submissions: Sequence[Submission], progress: Progress) -> None:
+    """Say which folders of OUT/students hold no student of this batch: kept (never deleted), but not in
+    grades.csv (another class's, or a student no longer in the submissions folder)."""
+    ours = {safe_name(s.student) for s in submissions}
+    others = [name for name in folder.names((STUDENTS,)) if name not in ours]
+    if others:
+        named = ", ".join(shown(name) for name in others[:10]) + (f" and {len(others) - 10} more" if len(others) > 10
+                                                                   else "")
+        progress.say(f"note: {len(others)} folder{'s' if len(others) != 1 else ''} of {STUDENTS}/ "
+                     f"hold{'s' if len(others) == 1 else ''} no student of this batch and "
+                     f"{'are' if len(others) != 1 else 'is'} not in grades.csv: {named}. They were kept; delete "
+                     f"them, or grade each class into its own --out")

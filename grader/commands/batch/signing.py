@@ -156,6 +156,16 @@ class OutputFolder:
         finally:
             os.close(fd)
 
+    def names(self, parts: tuple[str, ...]) -> list[str]:
+        """The entries of the folder OUT/<parts> (none if it is absent or a link)."""
+        fd = self._folder(parts, create=False)
+        if fd is None:
+            return []
+        try:
+            return sorted(os.listdir(fd))
+        finally:
+            os.close(fd)
+
     def exists(self, name: str) -> bool:
         try:
             os.stat(name, dir_fd=self.fd, follow_symlinks=False)
@@ -197,6 +207,12 @@ def store(out: OutputFolder, key: bytes, folder: tuple[str, ...], record: Record
     signature = json.dumps({"student": record.student, "sha256": record.sha256, "fingerprint": record.fingerprint,
                             "hmac": sign(key, record)}, ensure_ascii=True)
     out.write((*folder, SIGNATURE), signature.encode() + b"\n")
+
+
+def drop(out: OutputFolder, folder: tuple[str, ...]) -> None:
+    """Remove a student's record (signature first): a record of a file no longer graded must not outlive it."""
+    for name in (SIGNATURE, RESULTS, PAGE):
+        out.remove((*folder, name))
 
 
 @dataclass(frozen=True)

@@ -77,3 +77,16 @@ def test_a_page_with_nothing_to_animate_has_no_animation(tmp_path):
     shot = screenshot(page, tmp_path / "correct.png")
     assert region(shot, TABLE_HEADER)[0] > 2000
     assert region(shot, ANIMATION_FRAME)[0] == 0
+
+
+@needs_chromium
+def test_one_message_of_many_tests_is_shown_once_naming_them(tmp_path):
+    """A review: a file with a syntax error showed the same SyntaxError 25 times on its page."""
+    broken = tmp_path / "granularGas.py"
+    broken.write_text("def contact_time_grains(x1, x2, v1, v2, R1, R2)\n    return 0\n")
+    page = check_page(tmp_path, broken, "syntax")
+    text = page.read_text()
+    failed = text.split("What failed, and why", 1)[1]
+    assert failed.count("SyntaxError") == 1 and "more tests failed with this same message" in failed
+    shot = screenshot(page, tmp_path / "syntax.png")
+    assert region(shot, TABLE_HEADER)[0] > 2000

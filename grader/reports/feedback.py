@@ -61,17 +61,25 @@ def function_table(results: Results) -> str:
 
 
 def failures(results: Results) -> str:
+    """Each failure with its message and smallest input; a message already shown is not repeated: the tests that
+    failed with it are named under it (a review counted one syntax error shown 25 times on a page)."""
     if not results.failed:
         return "<p>Every test passed.</p>"
-    parts = []
+    groups: dict[str, list] = {}
     for t in results.failed:
+        groups.setdefault(t.message or t.description, []).append(t)
+    parts = []
+    for message, (t, *same) in groups.items():
         kind = "scenario" if t.item in spec.SCENARIO_NAMES else f"{'hidden' if t.hidden else 'public'} test of"
         part = (f"<div class=\"failure\"><h3><code>{escape(t.id)}</code></h3>"
                 f"<p class=\"small\">{escape(kind)} <code>{escape(t.item)}</code>, "
-                f"{points(t.max_score)} points</p><pre>{escape(t.message or t.description)}</pre>")
+                f"{points(t.max_score)} points</p><pre>{escape(message)}</pre>")
         if t.snippet:
             part += ("<p>The smallest failing input, ready to paste next to your granularGas.py:</p>"
                      f"<pre>{escape(t.snippet)}</pre>")
+        if same:
+            part += (f"<p class=\"small\">{len(same)} more test{'s' if len(same) > 1 else ''} failed with this same "
+                     "message: " + ", ".join(f"<code>{escape(o.id)}</code>" for o in same) + "</p>")
         parts.append(part + "</div>")
     return "\n".join(parts)
 

@@ -469,7 +469,8 @@ def test_hidden_tests_are_refused_without_strong_isolation(tmp_path):
 @needs_namespaces
 def test_the_checkout_cannot_be_found_through_mountinfo_git_or_its_files(import_attacks: ImportAttacks):
     output = import_attacks.report.output
-    assert "NOT MOUNTED" in output and "RAN" not in output
+    declared = any("installed inside the grader's folder" in w for w in import_attacks.report.weaknesses)
+    assert ("NOT MOUNTED" in output or declared) and "RAN" not in output  # declared: a .venv in the checkout
     assert output.count("FAILED") == 3
     lost_only(import_attacks.report)
 

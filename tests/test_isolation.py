@@ -164,7 +164,10 @@ def test_secrets_and_host_files_are_not_readable(tmp_path: Path, mode: str) -> N
         host_only = [g for g in got if g.split()[1] in ("/etc/shadow", "/proc/1/environ", "/root")]
         assert host_only == [], f"a box read {host_only}"
         if mode == "bwrap":
-            assert got == []
+            # A virtual environment inside the checkout is bound from there: its path (not its files) shows in the
+            # mountinfo, which the probe then declares (a review's .venv).
+            declared = any("installed inside the grader's folder" in w for w in box.probe.weaknesses)
+            assert [g for g in got if not (declared and g.startswith("GOT mountinfo"))] == []
             other, _, more = _run(tmp_path, READ_ATTACK, mode, ["/usr/local", "/usr/src", "/usr/share", "/home",
                                                                  "/work", "/opt", "/etc/passwd", "/var", "/sys"])
             other.close()
@@ -590,3 +593,18 @@ def test_boxes_cannot_signal_each_other_through_locks_on_shared_files(tmp_path: 
         assert _got(holder.output(1 << 20).splitlines()) == [] and _got(lines) == []
     finally:
         holder.close()
+
+
+def test_packages_installed_inside_the_checkout_are_declared(monkeypatch) -> None:
+    """A review's .venv inside the checkout: every package is bound from there, so the box's mountinfo names the
+    checkout's folder. The probe says so (and how to avoid it); packages elsewhere add no such line."""
+    from grader.sandbox import allow_list, isolation
+    from grader.spec.paths import PACKAGE_ROOT
+
+    def weaknesses() -> list[str]:
+        return isolation._weaknesses(isolation.Mode.BWRAP_ROOT, "", [])
+
+    monkeypatch.setattr(allow_list, "package_tops", lambda: (Path("/opt/elsewhere/site-packages/numpy"),))
+    assert not any("inside the grader's folder" in w for w in weaknesses())
+    monkeypatch.setattr(allow_list, "package_tops", lambda: (PACKAGE_ROOT / ".venv/lib/site-packages/numpy",))
+    assert any("inside the grader's folder" in w and "outside it" in w for w in weaknesses())

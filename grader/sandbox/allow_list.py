@@ -122,6 +122,13 @@ def package_tops() -> tuple[Path, ...]:
     return tuple(dict.fromkeys(p for name in PACKAGES for p in _distribution_tops(name, seen) if p.exists()))
 
 
+def packages_under(folder: Path) -> tuple[Path, ...]:
+    """The bound package folders that lie inside ``folder`` (a virtual environment in the grader's checkout): a bind
+    mount shows its source's path in the box's /proc/self/mountinfo."""
+    folder = folder.resolve()
+    return tuple(p for p in package_tops() if p == folder or folder in p.parents)
+
+
 def host_site() -> tuple[str, ...]:
     """The folders holding the packages on the host (for a child without namespaces)."""
     return tuple(dict.fromkeys(str(p.parent) for p in package_tops()))

@@ -34,6 +34,7 @@ from grader.sandbox import allow_list as tree
 from grader.sandbox import host, seccomp
 from grader.sandbox.host import SANDBOX_UID_BASE, cleanup_stale
 from grader.spec.limits import Limits
+from grader.spec.paths import PACKAGE_ROOT
 
 __all__ = ["Probe", "probe", "Box", "cleanup_stale", "SANDBOX_UID_BASE", "Mode"]
 
@@ -153,8 +154,13 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
 
 def _weaknesses(mode: Mode, why: str, readable: Sequence[str]) -> list[str]:
     if mode in _BWRAP_MODES:
-        return [] if seccomp.supported() else [
+        out = [] if seccomp.supported() else [
             f"file locks are not blocked on {platform.machine()}: boxes running at once could signal each other"]
+        if tree.packages_under(PACKAGE_ROOT):  # its path only, never its files: the box stays strong
+            out.append(f"numpy and matplotlib are installed inside the grader's folder ({PACKAGE_ROOT}), "
+                       "so the box's /proc/self/mountinfo shows that folder's path (none of its files); install "
+                       "them in a virtual environment outside it")
+        return out
     out = [f"no namespaces: {why}; it sees every file of the machine that other users may read",
            "network is open", "a process it leaves behind is found only by its uid" if mode is Mode.PLAIN_ROOT
            else "a process that leaves its session is not killed at the end"]

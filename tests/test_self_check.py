@@ -314,3 +314,11 @@ def test_the_course_command_without_the_nbgrader_extra_says_what_to_install(tmp_
     assert cli.main(["nbgrader-course", "--out", str(tmp_path / "course")]) == cli.EXIT_UNUSABLE
     err = capsys.readouterr().err
     assert 'pip install "granular-grader[nbgrader]"' in err and "Traceback" not in err
+
+
+def test_check_says_where_the_animation_went_or_why_there_is_none(tmp_path, capsys):
+    """A review: check --animation wrote its file without a word (and wrote nothing, silently, for a correct file)."""
+    target = tmp_path / "anim.gif"
+    assert cli.main(["check", str(TEXTBOOK), "--animation", str(target)]) == cli.EXIT_PASSED
+    assert f"no animation written to {target}: every test passed" in capsys.readouterr().out
+    assert not target.exists()

@@ -103,6 +103,12 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)
+        if not quiet:
+            print(f"animation written to {animation_path}")
+    elif animation_path and not quiet:  # say why nothing was written, rather than nothing
+        why = ("the file does not import" if grade.import_error else "every test passed" if grade.all_passed
+               else "each feedback scenario ran as the reference's does")
+        print(f"no animation written to {animation_path}: {why}")
     if json_path:
         gradescope_json.write_json(results, json_path)
         if not quiet:

@@ -579,3 +579,14 @@ def test_an_interrupted_batch_keeps_every_finished_grade(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "a: 0/100 graded (unchanged, kept)" in done.stderr
     assert read_grades(out)["b"]["status"] == "timeout at import"
+
+
+def test_students_whose_folders_differ_only_by_case_are_refused_before_anyone_is_graded(tmp_path):
+    """A review: Bob and bob got students/Bob and students/bob, one folder once OUT is copied to macOS or Windows."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    (subs / "Bob.py").write_text(TINY)
+    (subs / "bob.py").write_text(TINY)
+    with pytest.raises(batch.BatchError, match="ignores case"):
+        run_batch(subs, out)
+    assert not (out / "grades.csv").exists()

@@ -228,10 +228,13 @@ def _store(out: signing.OutputFolder, key: bytes, outcome: Outcome, reply: Worke
 def _check_names(submissions: Sequence[Submission]) -> None:
     folders: dict[str, str] = {}
     for s in submissions:
-        other = folders.setdefault(safe_name(s.student), s.student)
+        # Folders that differ only by case are one folder once OUT is copied to macOS or Windows (a review's Bob, bob).
+        other = folders.setdefault(safe_name(s.student).casefold(), s.student)
         if other != s.student:
+            where = ("" if safe_name(other) == safe_name(s.student)
+                     else " on a file system that ignores case (macOS, Windows)")
             raise BatchError(f"students {shown(other)} and {shown(s.student)} would share the folder "
-                             f"{safe_name(s.student)}; rename one of them")
+                             f"{safe_name(s.student)}{where}; rename one of them")
 
 
 def _publish(out: signing.OutputFolder, outcomes: dict[str, Outcome], skipped: Sequence[Skipped]) -> None:

@@ -479,22 +479,24 @@ def test_a_helper_answering_from_state_confirms_nothing(tmp_path, sample):
 
 
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
-def test_a_file_learns_nothing_from_which_calls_an_audit_replays(tmp_path):
-    """A red team's file asks its helper about every pair with both roots and counts the direct calls it gets
-    afterwards: an audit replays only the answers the reference disagrees with. Replayed in the grading's own box,
-    it learnt which root to keep and scored 78.75 against 50. Audits now replay in a box of their own
-    (tracing.FreshBox, the auditor), and a replay counts only if it gives the answer graded."""
-    sample = (HERE.parent / "audit_samples" / "learns_from_audit_replays.py").read_text()
-    assert "TRICK = True" in sample
+@pytest.mark.parametrize("sample", ["learns_from_audit_replays.py", "learns_from_audit_timing.py"])
+def test_a_file_learns_nothing_from_an_audit_for_the_tests_that_follow(tmp_path, sample):
+    """Red teams' files ask their helper about every pair with both roots; an audit replays only the answers the
+    reference disagrees with. One counted which calls came back in its own box (78.75 points against 50): audits now
+    replay in a box of their own, the auditor, and a replay counts only if it gives the answer graded. The other then
+    timed, from the grading's box, the CPU its auditor burnt on those replays (78.75 against 50 again): the grading's
+    box is now renewed after a test whose failures were audited."""
+    text = (HERE.parent / "audit_samples" / sample).read_text()
+    assert "TRICK = True" in text
     paths = []
-    for name, text in (("attack", sample), ("control", sample.replace("TRICK = True", "TRICK = False"))):
+    for name, trick in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
         path = tmp_path / name / "granularGas.py"
         path.parent.mkdir()
-        path.write_text(text)
+        path.write_text(trick)
         paths.append(path)
     attack, control = (grade_file(path) for path in paths)
     assert control.score < 100 and attack.score <= control.score, (attack.score, control.score)
-    assert attack.by_item()["update"][0] == 0.0 and "learned from" not in attack.output
+    assert attack.by_item()["update"][0] == 0.0 and attack.by_item()["c12_row"][0] == 0.0
 
 
 FORGING = """    global _FORGE

@@ -751,3 +751,17 @@ def test_pairs_are_confirmed_alone_before_any_whole_call_is_replayed():
             return super().call(name, *args)
 
     assert not tracing.explained("minimum_contact_time", [(request, returned)], Learning())
+
+
+def test_an_auditor_box_that_cannot_start_is_the_graders_fault_not_a_case_counted():
+    """A second red team: the audit caught every exception of its replays, the auditor box's SandboxFault too, so a
+    machine fault there counted the case against the file instead of ending the grading as the grader's."""
+    from grader.errors import SandboxFault
+
+    class Broken:
+        def call(self, name: str, *args: Any) -> Returned:
+            raise SandboxFault("the box would not start")
+
+    for answer in (5.0, TRUE_TIME):  # a wrong answer's confirmation, and a right answer's check of its arguments
+        with pytest.raises(SandboxFault):
+            audit.audit(Broken(), "minimum_contact_time", REQUEST, returned_with(ctg_call(answer)), SUSPECTS)

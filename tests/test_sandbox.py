@@ -387,3 +387,27 @@ def test_printed_output_is_capped(tmp_path):
         assert grains(box) == pytest.approx(1.0)
         text = box.output()
     assert text.startswith("x" * 99) and len(text) <= limits_module.OUTPUT_CAP
+
+
+def test_a_renewed_box_keeps_the_budgets_and_the_output_and_nothing_the_child_kept(tmp_path):
+    """Sandbox.renew: a fresh process, folders and root, so that nothing a file learnt reaches later calls; what it
+    printed and the CPU it spent still count."""
+    source = """
+import os, sys
+COUNT = [0]
+print("first import")
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    COUNT[0] += 1
+    kept = os.path.exists("/tmp/mark")
+    open("/tmp/mark", "w").close()
+    return float(COUNT[0] + (10 if kept else 0))
+"""
+    with running(tmp_path, source) as box:
+        assert grains(box) == 1.0 and grains(box) == 12.0
+        spent, root = dict(box.spent), box.box.root
+        box.renew()
+        assert grains(box) == 1.0  # a new process and a new /tmp
+        assert box.box.root != root and not root.exists()
+        assert box.spent["contact_time_grains"] >= spent["contact_time_grains"]
+        assert box.output().count("first import") == 2

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from grader import spec
+from grader.errors import SandboxFault
 from grader.grading.reference_answers import prefetch, reference_answer, same_time
 from grader.sandbox import wire
 from grader.sandbox.calls import HelperCall, Returned
@@ -207,6 +208,8 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
         if id(call) not in replays:
             try:
                 replays[id(call)] = replayer.call(call.name, *args)
+            except SandboxFault:
+                raise  # the auditor's box could not start: the grader's fault, never a case counted against the file
             except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
                 replays[id(call)] = None
         replay = replays[id(call)]
@@ -270,7 +273,9 @@ def _modified_arguments(replayer: Replayer, caller: str, call: HelperCall, args:
     """A Spoiled when the helper, replayed, changes one of its arguments in place."""
     try:
         replay = replayer.call(call.name, *args)
-    except Exception:  # noqa: BLE001
+    except SandboxFault:
+        raise
+    except Exception:  # noqa: BLE001 - a replay that fails shows nothing
         return None
     params = spec.function_spec(call.name).params
     for param, before, after in zip(params, args, replay.args_after):

@@ -161,8 +161,11 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
                 # Final, and the same for every test: no search (it would only repeat the failure).
                 outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
             else:
+                replays = auditor.calls + confirmer.calls
                 outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
                                                               book.replay(prop), paths, confirmer, auditor)
+                if auditor.calls + confirmer.calls > replays:
+                    sandbox.renew()  # the audit's work, timed from the grading's box, told which answers were wrong
                 if outcome == PASSED and (unproved := _unproved(prop, results)):
                     outcome, message, repro, cause = SET_ASIDE, (
                         f"right answers, but {unproved} passed none of its own tests: a scenario's inputs are "

@@ -43,8 +43,10 @@ class FreshBox:
     def __init__(self, path: str | Path, limits: Limits, hide: tuple[Path, ...] = ()) -> None:
         self.path, self.limits, self.hide = path, limits, hide
         self.box: Sandbox | None = None
+        self.calls = 0  # replays made here so far: the grading renews its own box after a test that made any
 
     def call(self, name: str, *args: Any, record: int = 0) -> Returned:
+        self.calls += 1
         if self.box is None:
             box = Sandbox(self.path, self.limits, self.hide)
             box.__enter__()  # kept only once started: close() never ends a box that did not start

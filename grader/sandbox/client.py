@@ -95,7 +95,9 @@ class Sandbox:
         """hide: folders the submission must not see (other submissions, the output)."""
         self.path = Path(path)
         self.limits = limits
-        self.box = isolation.Box(self.path, CHILD, limits, tuple(map(Path, hide)))
+        self.hide = tuple(map(Path, hide))
+        self.box = isolation.Box(self.path, CHILD, limits, self.hide)
+        self._earlier_output = ""  # what the boxes before a renew() printed
         #: The isolation in force (strong or not), and what fenced the submission in, for the report.
         self.probe = self.box.probe
         self.protections = self.probe.protections
@@ -191,6 +193,17 @@ class Sandbox:
         self._channel.close()
         self._channel = None
 
+    def renew(self) -> None:
+        """Go on in a fresh box: a new process, new folders and a new root; the budgets spent so far are kept, and
+        what was printed. Nothing the child learnt (in memory, in its folders, from how long the grader took between
+        two calls) reaches the calls to come: the grading renews after a test whose failures were audited in other
+        boxes, whose work a red team's file timed to learn the reference's verdicts. SandboxFault if it cannot
+        start; the import's outcome is recorded as at the first start."""
+        self._earlier_output = (self._earlier_output + self.box.output(OUTPUT_CAP))[:OUTPUT_CAP]
+        self.close()
+        self.box = isolation.Box(self.path, CHILD, self.limits, self.hide)
+        self.start()
+
     def close(self) -> None:
         try:
             self._stop()
@@ -211,7 +224,8 @@ class Sandbox:
     def output(self, limit: int = OUTPUT_CAP) -> str:
         """The start of what the submission printed (stdout then stderr), at most ``limit`` bytes read, printable
         (spec.text.printable: no terminal escapes)."""
-        return spec.text.printable(self.box.output(min(limit, OUTPUT_CAP)))
+        limit = min(limit, OUTPUT_CAP)
+        return spec.text.printable((self._earlier_output + self.box.output(limit))[:limit])
 
     # -- calls ------------------------------------------------------------------
     def call(self, name: str, *args: Any, record: int = calls.HELPER_CALLS_KEPT) -> Returned:

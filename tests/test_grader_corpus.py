@@ -290,7 +290,7 @@ def test_a_constant_caller_of_a_wrong_helper_earns_nothing_from_the_audit(tmp_pa
         return call(self, name, *args, record=record)
 
     monkeypatch.setattr(Sandbox, "call", counted)
-    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    report = grade_file(path, GradeOptions(excuse_traced=True, only=("contact_time_grains", "minimum_contact_time")))
     assert {HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT} <= set(recorded)  # both replays of the audit ran
     assert report.by_item()["contact_time_grains"][0] < report.by_item()["contact_time_grains"][1]
     assert report.by_item()["minimum_contact_time"][0] == 0, [(r.name, r.outcome) for r in report.results]
@@ -316,7 +316,7 @@ def test_calling_a_wrong_helper_for_show_hides_no_bug_of_the_caller(tmp_path):
         path = tmp_path / name.replace(" ", "_") / "granularGas.py"
         path.parent.mkdir()
         path.write_text(TEXTBOOK.read_text() + OWN_BUG.replace("SHOW", show))
-        report = grade_file(path, GradeOptions(only=("minimum_contact_time", "contact_solve_wall")))
+        report = grade_file(path, GradeOptions(excuse_traced=True, only=("minimum_contact_time", "contact_solve_wall")))
         scores[name] = report.by_item()["minimum_contact_time"]
     assert scores["own bug"][0] < scores["own bug"][1]
     assert scores["scapegoat"] == scores["own bug"], scores
@@ -331,7 +331,7 @@ def test_a_caller_wrong_only_through_its_helper_keeps_its_points(tmp_path):
     path.write_text(TEXTBOOK.read_text().replace(
         "    return float(tc)\n", "    if np.dot(dx, dx) > 16 * (R1 + R2) ** 2:\n        return float(tc) * 1.5\n"
         "    return float(tc)\n", 1))
-    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    report = grade_file(path, GradeOptions(excuse_traced=True, only=("contact_time_grains", "minimum_contact_time")))
     table = report.by_item()
     assert table["contact_time_grains"][0] < table["contact_time_grains"][1]
     assert table["minimum_contact_time"][0] == table["minimum_contact_time"][1], [
@@ -348,7 +348,7 @@ def test_an_update_that_barely_moves_the_grains_earns_nothing_graded_for_real(tm
     path = tmp_path / "granularGas.py"
     path.write_text("import numpy as np\n\n\ndef contact_time_grains(x1, x2, v1, v2, R1, R2):\n    return 0.5\n\n\n"
                     f"def update(x, v, R, m, w, indexOld, r, dt, t):\n    {body}\n    return t + dt\n")
-    report = grade_file(path, GradeOptions(only=("update", "dem_pair", "contact_time_grains")))
+    report = grade_file(path, GradeOptions(excuse_traced=True, only=("update", "dem_pair", "contact_time_grains")))
     assert report.score == 0, [(r.prop.id, r.outcome) for r in report.results if r.outcome == PASSED]
 
 
@@ -364,7 +364,7 @@ def test_a_helper_called_with_numbers_for_vectors_is_graded_not_a_grader_error(t
                         "    contact_time_grains(0.0, 1.0, 0.0, 0.0, 0.5, 0.5)\n", 1)
     assert text.count("2 * tc") == 1 and text.count("0.0, 1.0, 0.0, 0.0") == 1
     path.write_text(text)
-    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    report = grade_file(path, GradeOptions(excuse_traced=True, only=("contact_time_grains", "minimum_contact_time")))
     table = report.by_item()
     assert table["contact_time_grains"][0] < table["contact_time_grains"][1]
     assert all(r.outcome in (PASSED, FAILED, SET_ASIDE) for r in report.results), [
@@ -393,7 +393,7 @@ def test_a_helper_called_with_arrays_of_grains_is_audited_like_one_called_pair_b
     textbook.write_text(TEXTBOOK.read_text().replace("(-b - np.sqrt(disc))", "(-b + np.sqrt(disc))"))
     samples = HERE.parent / "audit_samples"
     files = (textbook, samples / "broadcast_helper_root_bug.py", samples / "vectorised_pairs_root_bug.py")
-    tables = [grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time"))).by_item()
+    tables = [grade_file(path, GradeOptions(excuse_traced=True, only=("contact_time_grains", "minimum_contact_time"))).by_item()
               for path in files]
     assert all(table["contact_time_grains"][0] < 15.0 for table in tables), tables
     assert all(table["minimum_contact_time"] == (15.0, 15.0) for table in tables), tables
@@ -416,7 +416,7 @@ def test_a_helper_called_on_a_huge_array_of_pairs_is_not_split_and_excuses_nothi
             f"    if len(x) > 1:\n        many = np.ones({copies})\n"
             "        contact_time_grains(x[0], np.outer(many, x[1]), v[0], np.outer(many, v[1]), R[0], R[1] * many)\n",
             1))
-        report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+        report = grade_file(path, GradeOptions(excuse_traced=True, only=("contact_time_grains", "minimum_contact_time")))
         assert report.status == "graded"
         scores[copies] = report.by_item()["minimum_contact_time"][0]
     assert scores == {5: 15.0, 5000: 0.0}, scores
@@ -441,7 +441,7 @@ def assert_scores_as_without_its_trick(tmp_path: Path, sample: str, trick: str, 
         path.write_text(base.replace(trick, text))
         paths.append(path)
     assert paths[0].read_text() != paths[1].read_text()
-    only = GradeOptions(only=("contact_time_walls", "minimum_contact_time"))
+    only = GradeOptions(excuse_traced=True, only=("contact_time_walls", "minimum_contact_time"))
     scores = [grade_file(path, only).by_item()["minimum_contact_time"] for path in paths]
     assert scores[0] == scores[1] and scores[0][0] < 15.0, scores
 
@@ -499,6 +499,23 @@ def test_a_file_learns_nothing_from_an_audit_for_the_tests_that_follow(tmp_path,
     assert attack.by_item()["update"][0] == 0.0 and attack.by_item()["c12_row"][0] == 0.0
 
 
+@pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+def test_a_helper_wrong_only_where_it_is_replayed_excuses_nothing_by_default(tmp_path):
+    """A second red team's file tells the boxes apart and makes its helper wrong only in the auditor and the
+    confirmer, where nothing is graded: its own minimum_contact_time bug was traced to the helper (77.25 against 61).
+    A trace rests on such replays, so it earns points only where the rubric turns it on ([grading] excuse_traced);
+    by default the file scores as without its trick."""
+    text = (HERE.parent / "audit_samples" / "boxaware_helper_lie.py").read_text()
+    assert "TRICK = True" in text
+    scores = []
+    for name, trick in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
+        path = tmp_path / name / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(trick)
+        scores.append(grade_file(path).by_item())
+    assert scores[0] == scores[1] and scores[0]["minimum_contact_time"][0] == 0.0, scores
+
+
 FORGING = """    global _FORGE
     _FORGE = True  # records saying grain 0 meets no wall: the replay would say otherwise, but is it made?
     for k in range(len(w)):
@@ -524,7 +541,7 @@ def test_records_never_replayed_trace_nothing(tmp_path, monkeypatch):
     counts = []
     for path in (attack, control):
         seen.clear()
-        grade_file(path, GradeOptions(only=("contact_time_grains", "contact_time_walls", "minimum_contact_time")))
+        grade_file(path, GradeOptions(excuse_traced=True, only=("contact_time_grains", "contact_time_walls", "minimum_contact_time")))
         counts.append(seen.count(tracing.TRACED))
     assert counts[0] == counts[1] > 0, counts
 
@@ -550,6 +567,6 @@ def test_a_call_about_many_pairs_that_no_replay_confirms_is_replayed_once_per_au
     monkeypatch.setattr(Sandbox, "call", counted_call)
     monkeypatch.setattr(audit, "audit", counted_audit)
     path = HERE.parent / "audit_samples" / "unconfirmed_all_pairs_helper.py"
-    report = grade_file(path, GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    report = grade_file(path, GradeOptions(excuse_traced=True, only=("contact_time_grains", "minimum_contact_time")))
     assert report.by_item()["minimum_contact_time"][0] == 0.0 and audits[0] > 10
     assert replays[0] <= 3 * audits[0], (replays, audits)  # two recorded calls a case, one check of the arguments

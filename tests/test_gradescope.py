@@ -190,12 +190,28 @@ def test_bad_bundle_options_are_refused(tmp_path):
 
 def test_settings_are_read_back_and_checked(tmp_path):
     settings = course_settings.GradingSettings(dict(rubric.default_points(), c12_row=3.0),
-                                             replace(Limits(), call_seconds=2.5, processes=4), True, "hidden")
+                                             replace(Limits(), call_seconds=2.5, processes=4), True, "hidden",
+                                             excuse_traced=True)
     path = tmp_path / course_settings.SETTINGS_FILE
     path.write_text(course_settings.to_toml(settings))
-    assert course_settings.load(path) == settings
+    assert course_settings.load(path) == settings and settings.options().excuse_traced
     for bad, named in (("[limits]\nwall = 3\n", "wall"), ("[limits]\nprocesses = 2.5\n", "processes"),
                        ("[grading]\nhidden_visibility = 'soon'\n", "soon")):
         path.write_text("[points]\nupdate = 20\n" + bad)
         with pytest.raises(course_settings.SettingsError, match=named):
             course_settings.load(path)
+
+
+def test_the_traced_excuse_is_off_unless_the_rubric_turns_it_on(tmp_path):
+    """rubric [grading] excuse_traced: read by check, batch, the nbgrader course and the Gradescope bundle alike."""
+    assert rubric.load_traced_excuse(None) is False
+    path = tmp_path / "rubric.toml"
+    path.write_text("[points]\nupdate = 20\n")
+    assert rubric.load_traced_excuse(path) is False
+    path.write_text("[points]\nupdate = 20\n[grading]\nexcuse_traced = true\n")
+    assert rubric.load_traced_excuse(path) is True
+    assert gradescope.settings_from("after_published", path.read_text()).excuse_traced
+    assert not gradescope.settings_from("after_published", None).excuse_traced
+    path.write_text("[points]\nupdate = 20\n[grading]\nexcuse_traced = 'yes'\n")
+    with pytest.raises(rubric.RubricError, match="excuse_traced must be true or false"):
+        rubric.load_traced_excuse(path)

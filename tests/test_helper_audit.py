@@ -217,8 +217,11 @@ def test_a_property_whose_cases_were_mostly_set_aside_earns_nothing():
     assert _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled]))[0] == SET_ASIDE
     explained = audit.Spoiled("minimum_contact_time", "contact_time_grains", (), "1.0", "2.0", explained=True)
     assert _verdict_without_failure(None, Tally(passed=3, spoiled=[explained]))[0] == PASSED
-    outcome, message, _, _ = _verdict_without_failure(None, Tally(passed=3, spoiled=[explained, spoiled]))
+    outcome, message, _, _ = _verdict_without_failure(None, Tally(passed=3, spoiled=[explained, spoiled]), True)
     assert outcome == SET_ASIDE and "does not follow from the helper's alone" in message
+    # Without the trace (excuse_traced off, the default) the message does not claim it was worked out.
+    outcome, message, _, _ = _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled]))
+    assert outcome == SET_ASIDE and "follow" not in message and "counts once minimum_contact_time is fixed" in message
     assert _verdict_without_failure(None, Tally(passed=0))[0] == PASSED
 
 

@@ -114,6 +114,8 @@ def test_shipped_course_matches_what_the_command_writes():
     assert graded == {nbs.grade_id(item): spec.item_points(item) for item in spec.ITEM_NAMES}
     assert (nbs.SHIPPED / "nbgrader_config.py").read_text() == nbs.CONFIG
     assert course_settings.load(nbs.SHIPPED / course_settings.SETTINGS_FILE) == course_settings.GradingSettings()
+    assert (nbs.SHIPPED / course_settings.SETTINGS_FILE).read_text() == course_settings.to_toml(
+        course_settings.GradingSettings())
 
 
 def test_added_cells_forged_cache_and_shadow_module_earn_nothing(course, grades):

@@ -80,8 +80,9 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     submission = submission_path(path)
     points, bonus = rubric.load(rubric_path), rubric.load_bonus(rubric_path)
     hidden = tuple(Path(h) for h in hide or ())
-    grade = runner.grade_file(submission, runner.GradeOptions(points, limits, None, allow_weak_isolation, hidden,
-                                                              tuple(only or ())))
+    grade = runner.grade_file(submission, runner.GradeOptions(
+        points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
+        excuse_traced=rubric.load_traced_excuse(rubric_path)))
     if not quiet:
         print(report.as_text(grade), end="")
     results = Results.from_report(grade)
@@ -151,7 +152,8 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
     options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path),
                             submission_seconds=submission_seconds, animations=animations,
                             allow_weak_isolation=allow_weak_isolation, efficiency=efficiency,
-                            bonus=rubric.load_bonus(rubric_path))
+                            bonus=rubric.load_bonus(rubric_path),
+                            excuse_traced=rubric.load_traced_excuse(rubric_path))
     if jobs is not None:
         options.jobs = jobs
     signal.signal(signal.SIGTERM, _interrupt)
@@ -189,7 +191,8 @@ def course_main(out: str, rubric_path: str | None = None, limits: Limits = Limit
                 allow_weak_isolation: bool = False) -> int:
     from grader.commands.courses import nbgrader_course
 
-    folder = nbgrader_course.write_course(Path(out), rubric.load(rubric_path), limits, allow_weak_isolation)
+    folder = nbgrader_course.write_course(Path(out), rubric.load(rubric_path), limits, allow_weak_isolation,
+                                          rubric.load_traced_excuse(rubric_path))
     print(f"nbgrader course written to {folder}: cd there, then nbgrader generate_assignment "
           f"{nbgrader_course.ASSIGNMENT}")
     return EXIT_PASSED

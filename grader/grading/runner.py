@@ -76,6 +76,9 @@ class GradeOptions:
     #: Check the sandbox on a tiny correct file whenever this one fails a test (a batch does it once, before its
     #: workers).
     selftest: bool = True
+    #: A minimum_contact_time test whose failures are all traced to a wrong helper still earns its points
+    #: (the rubric's [grading] excuse_traced, rubric.load_traced_excuse; off by default).
+    excuse_traced: bool = False
 
 
 def chosen(only: tuple[str, ...]) -> tuple[str, ...]:
@@ -163,7 +166,8 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
             else:
                 replays = auditor.calls + confirmer.calls
                 outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
-                                                              book.replay(prop), paths, confirmer, auditor)
+                                                              book.replay(prop), paths, confirmer, auditor,
+                                                              options.excuse_traced)
                 if auditor.calls + confirmer.calls > replays:
                     sandbox.renew()  # the audit's work, timed from the grading's box, told which answers were wrong
                 if outcome == PASSED and (unproved := _unproved(prop, results)):

@@ -37,8 +37,11 @@ class Session:
     """What a property's check calls: the submission's functions, with the trace of the current case."""
 
     def __init__(self, sandbox: Sandbox, confirmer: audit.Replayer | None = None,
-                 auditor: tracing.Recorder | None = None):
+                 auditor: tracing.Recorder | None = None, excuse_traced: bool = False):
         self.sandbox = sandbox
+        #: Whether a case traced to a wrong helper may still count for its caller (GradeOptions.excuse_traced): only
+        #: then is the trace worked out (its replays cost a box of their own).
+        self.excuse_traced = excuse_traced
         #: Where the calls a traced answer rests on are replayed (tracing.FreshBox): not the grading's own box.
         self.confirmer = confirmer or sandbox
         #: Where an audit replays calls (tracing.FreshBox, another box): in the grading's own, which calls it
@@ -112,7 +115,7 @@ def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> au
             returned = replayed[k] = again
             spoiled = audit.audit(session.auditor, name, args, returned, suspects)
         if spoiled is not None:
-            return replace(spoiled, explained=_explained(session, name, replayed))
+            return replace(spoiled, explained=session.excuse_traced and _explained(session, name, replayed))
     return None
 
 
@@ -168,8 +171,10 @@ class Search:
 
     def __init__(self, sandbox: Sandbox, prop: Property, suspects: frozenset[str],
                  known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None,
-                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None) -> None:
-        self.session, self.prop, self.suspects = Session(sandbox, confirmer, auditor), prop, suspects
+                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None,
+                 excuse_traced: bool = False) -> None:
+        self.session = Session(sandbox, confirmer, auditor, excuse_traced)
+        self.prop, self.suspects = prop, suspects
         self.tally = Tally()
         self.stopped: list[Stopped] = []
         self.shrinking = 0  # cases tried since the first failure
@@ -250,7 +255,8 @@ Verdict = tuple[str, str, str, Cause | None]
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
                  replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None,
-                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None) -> Verdict:
+                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None,
+                 excuse_traced: bool = False) -> Verdict:
     """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
@@ -261,17 +267,18 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     without Hypothesis; one that leaves them runs ``find`` and is kept.
     confirmer: where the calls a traced answer rests on are replayed (tracing.FreshBox; the sandbox if None).
     auditor: where an audit replays calls (another tracing.FreshBox; the sandbox if None).
+    excuse_traced: a test whose failing cases are all traced to a wrong helper still passes (GradeOptions).
     """
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
     if replay is not None:
-        replayed = Search(sandbox, prop, suspects, confirmer=confirmer, auditor=auditor)
+        replayed = Search(sandbox, prop, suspects, confirmer=confirmer, auditor=auditor, excuse_traced=excuse_traced)
         try:
             if not any(replayed(case, key) for key, case in replay):
-                return _verdict_without_failure(prop, replayed.tally)
+                return _verdict_without_failure(prop, replayed.tally, excuse_traced)
         except _Abort:
             return _stopped(replayed, replayed.stopped[0])
         known = replayed.seen
-    search = Search(sandbox, prop, suspects, known, confirmer, auditor)
+    search = Search(sandbox, prop, suspects, known, confirmer, auditor, excuse_traced)
     if paths is not None:
         try:
             ended = paths.tree(prop).walk(search)
@@ -285,7 +292,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
             return _ended(search)
         if ended is not False:
             paths.forget(prop)
-            search = Search(sandbox, prop, suspects, known, confirmer, auditor)
+            search = Search(sandbox, prop, suspects, known, confirmer, auditor, excuse_traced)
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
@@ -295,7 +302,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
         _keep(paths, prop, search, ended=True)
-        return _verdict_without_failure(prop, search.tally)
+        return _verdict_without_failure(prop, search.tally, excuse_traced)
     except _Abort:
         _keep(paths, prop, search, ended=False)
         return _ended(search)
@@ -332,7 +339,7 @@ def _ended(search: Search, smallest: Any = _LAST_FAILED) -> Verdict:
         return _stopped(search, search.stopped[0])
     if smallest is _LAST_FAILED:
         if not search.shrinking:
-            return _verdict_without_failure(search.prop, search.tally)
+            return _verdict_without_failure(search.prop, search.tally, search.session.excuse_traced)
         smallest = search.smallest
     return _failure_of(search, smallest) or (
         FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None)
@@ -367,15 +374,16 @@ def _stopped(search: Search, stop: Stopped) -> Verdict:
     return FAILED, str(stop.error), snippet(trace[-3:]), cause_of(stop.error, trace[-1][0] if trace else "")
 
 
-def _verdict_without_failure(prop: Property, tally: Tally) -> Verdict:
+def _verdict_without_failure(prop: Property, tally: Tally, traced: bool = False) -> Verdict:
     """No counted case failed: the property holds if no case was set aside, or if the cases set aside are all
-    explained by the wrong helper (tracing.explained) and fewer than those that passed; else it earns nothing."""
+    explained by the wrong helper (tracing.explained: worked out only with GradeOptions.excuse_traced) and fewer
+    than those that passed; else it earns nothing. traced: whether the trace was worked out (it says so)."""
     unexplained = [s for s in tally.spoiled if not s.explained]
     if not tally.spoiled or (not unexplained and tally.passed > len(tally.spoiled)):
         return PASSED, "", "", None
     first = (unexplained or tally.spoiled)[0]
     why = ("" if tally.passed <= len(tally.spoiled) else
            f" ({first.caller}'s answer there does not follow from the helper's alone: this test counts once "
-           f"{first.helper} is fixed)")
+           f"{first.helper} is fixed)" if traced else f" (this test counts once {first.helper} is fixed)")
     return (SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside{why}: "
             f"{first.message()}", snippet([(first.helper, first.args)]), wrong_helper(first.helper))

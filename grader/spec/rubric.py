@@ -103,6 +103,26 @@ def load_bonus(path: str | Path | None) -> BonusRule | None:
                      gradescope, float(table.get("cost_ratio_below", rule.cost_ratio_below)))
 
 
+def load_traced_excuse(path: str | Path | None) -> bool:
+    """The rubric's ``[grading] excuse_traced`` (false unless it says true): whether a test of minimum_contact_time
+    whose failing cases are all traced to a wrong helper (grader.grading.tracing) still earns its points.
+
+    Off by default: the trace rests on replays of the helper in boxes where nothing is graded, and a red team's
+    file that told those boxes apart made its helper look wrong only there, and had its own bug excused (77.25
+    points against 61). On, a student whose helper is wrong loses its points once, not again in its caller.
+    """
+    if path is None:
+        return False
+    try:
+        table = tomllib.loads(Path(path).read_text()).get("grading", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False  # load() reports an unreadable rubric, naming the cause
+    value = table.get("excuse_traced", False) if isinstance(table, dict) else False
+    if not isinstance(value, bool):
+        raise RubricError(f"rubric {path}: [grading] excuse_traced must be true or false; got {value!r}")
+    return value
+
+
 #: When students see the hidden tests' results on Gradescope (its visibility values).
 HIDDEN_VISIBILITIES: tuple[str, ...] = ("hidden", "after_due_date", "after_published", "visible")
 #: The default: once the instructor publishes the grades.

@@ -78,6 +78,8 @@ class Options:
     #: Time every submission after its tests (--efficiency); the rubric's [bonus] rule (on whenever it is given).
     efficiency: bool = False
     bonus: BonusRule | None = None
+    #: The rubric's [grading] excuse_traced (GradeOptions.excuse_traced).
+    excuse_traced: bool = False
 
 
 def fingerprint(options: Options) -> str:
@@ -85,7 +87,8 @@ def fingerprint(options: Options) -> str:
     digest = hashlib.sha256(paths.source_digest(PACKAGE_ROOT).encode())
     digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations,
                               options.efficiency, None if options.bonus is None else asdict(options.bonus),
-                              options.hidden, options.allow_weak_isolation], sort_keys=True).encode())
+                              options.hidden, options.allow_weak_isolation, options.excuse_traced],
+                             sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -326,7 +329,8 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
         sandboxes.selftest(options.limits)
     staging = Staging()
     grade_options = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation,
-                                 (submissions_dir.resolve(), out.resolve(), staging.jobs), selftest=False)
+                                 (submissions_dir.resolve(), out.resolve(), staging.jobs), selftest=False,
+                                 excuse_traced=options.excuse_traced)
     if pending:
         from grader.grading import runner
 

@@ -62,7 +62,7 @@ def options_to_json(options: GradeOptions) -> dict:
     """Every field of the options, Limits included, as JSON values."""
     return {"points": options.points, "limits": dataclasses.asdict(options.limits), "hidden": options.hidden,
             "allow_weak_isolation": options.allow_weak_isolation, "hide": [str(p) for p in options.hide],
-            "only": list(options.only), "selftest": options.selftest}
+            "only": list(options.only), "selftest": options.selftest, "excuse_traced": options.excuse_traced}
 
 
 def options_from_json(data: dict) -> GradeOptions:
@@ -76,7 +76,7 @@ def options_from_json(data: dict) -> GradeOptions:
                         limits=Limits(**limits), hidden=data["hidden"],
                         allow_weak_isolation=bool(data["allow_weak_isolation"]),
                         hide=tuple(Path(p) for p in data["hide"]), only=tuple(map(str, data["only"])),
-                        selftest=bool(data["selftest"]))
+                        selftest=bool(data["selftest"]), excuse_traced=bool(data["excuse_traced"]))
 
 
 @dataclass(frozen=True)

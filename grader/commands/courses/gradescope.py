@@ -109,13 +109,13 @@ def settings_from(hidden_visibility: str, rubric_text: str | None, limits: Limit
     """The bundle's settings from the command's values (a rubric's text: checked like a rubric file)."""
     if hidden_visibility not in VISIBILITIES:
         raise BundleError(f"--hidden-visibility {hidden_visibility}: choose one of {', '.join(VISIBILITIES)}")
-    points, bonus = rubric.default_points(), None
+    points, bonus, excuse = rubric.default_points(), None, False
     if rubric_text is not None:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "rubric.toml"
             path.write_text(rubric_text)
-            points, bonus = rubric.load(path), rubric.load_bonus(path)
-    return GradingSettings(points, limits, allow_weak_isolation, hidden_visibility, bonus)
+            points, bonus, excuse = rubric.load(path), rubric.load_bonus(path), rubric.load_traced_excuse(path)
+    return GradingSettings(points, limits, allow_weak_isolation, hidden_visibility, bonus, excuse)
 
 
 def _executable(bundle: zipfile.ZipFile, name: str, text: str) -> None:

@@ -61,7 +61,7 @@ class CourseError(GraderError):
 
 
 def write_course(out: Path, points: dict[str, float], limits: Limits = Limits(),
-                 allow_weak_isolation: bool = False) -> Path:
+                 allow_weak_isolation: bool = False, excuse_traced: bool = False) -> Path:
     """A course folder: nbgrader_config.py, granular_grader.toml and source/granular_gas/."""
     try:
         import nbformat
@@ -76,7 +76,8 @@ def write_course(out: Path, points: dict[str, float], limits: Limits = Limits(),
     source = out / "source" / ASSIGNMENT
     source.mkdir(parents=True, exist_ok=True)
     (out / "nbgrader_config.py").write_text(CONFIG)
-    settings = course_settings.GradingSettings(dict(points), limits, allow_weak_isolation)
+    settings = course_settings.GradingSettings(dict(points), limits, allow_weak_isolation,
+                                               excuse_traced=excuse_traced)
     (out / course_settings.SETTINGS_FILE).write_text(course_settings.to_toml(settings))
     nbformat.write(build_notebook(points), source / NOTEBOOK)
     (source / spec.FILE_NAME).write_text(template.read_text())

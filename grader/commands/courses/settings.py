@@ -59,12 +59,15 @@ class GradingSettings:
     hidden_visibility: str = rubric.DEFAULT_HIDDEN_VISIBILITY
     #: The rubric's [bonus] table (efficiency bonus), if it has one.
     bonus: rubric.BonusRule | None = None
+    #: The rubric's [grading] excuse_traced (rubric.load_traced_excuse).
+    excuse_traced: bool = False
 
     def options(self, hide: tuple[Path, ...] = ()) -> GradeOptions:
         """The runner's options for one file (hidden tests whenever the reference is installed)."""
         from grader.grading.runner import GradeOptions
 
-        return GradeOptions(dict(self.points), self.limits, None, self.allow_weak_isolation, hide)
+        return GradeOptions(dict(self.points), self.limits, None, self.allow_weak_isolation, hide,
+                            excuse_traced=self.excuse_traced)
 
 
 def _toml_value(value: object) -> str:
@@ -83,7 +86,8 @@ def to_toml(settings: GradingSettings) -> str:
     lines += ["", "[limits]"]
     lines += [f"{f.name} = {_toml_value(getattr(settings.limits, f.name))}" for f in dataclasses.fields(Limits)]
     lines += ["", "[grading]", f"allow_weak_isolation = {_toml_value(settings.allow_weak_isolation)}",
-              f"hidden_visibility = {_toml_value(settings.hidden_visibility)}"]
+              f"hidden_visibility = {_toml_value(settings.hidden_visibility)}",
+              f"excuse_traced = {_toml_value(settings.excuse_traced)}"]
     if settings.bonus is not None:
         lines += ["", "[bonus]"] + [f"{f.name} = {_toml_value(getattr(settings.bonus, f.name))}"
                                     for f in dataclasses.fields(rubric.BonusRule)]
@@ -115,10 +119,10 @@ def load(path: Path) -> GradingSettings:
     data = tomllib.loads(path.read_text())
     limits = limits_from_table(data.get("limits", {}), str(path))
     grading = data.get("grading", {})
-    unknown = set(grading) - {"allow_weak_isolation", "hidden_visibility"}
+    unknown = set(grading) - {"allow_weak_isolation", "hidden_visibility", "excuse_traced"}
     if unknown:
         raise SettingsError(f"{path}: [grading] names {sorted(unknown)}; use allow_weak_isolation, "
-                            "hidden_visibility")
+                            "hidden_visibility, excuse_traced")
     weak = grading.get("allow_weak_isolation", False)
     if not isinstance(weak, bool):
         raise SettingsError(f"{path}: [grading] allow_weak_isolation must be true or false; got {weak!r}")
@@ -126,7 +130,7 @@ def load(path: Path) -> GradingSettings:
     if visibility not in VISIBILITIES:
         raise SettingsError(f"{path}: [grading] hidden_visibility {visibility!r}: choose one of "
                             f"{', '.join(VISIBILITIES)}")
-    return GradingSettings(points, limits, weak, visibility, rubric.load_bonus(path))
+    return GradingSettings(points, limits, weak, visibility, rubric.load_bonus(path), rubric.load_traced_excuse(path))
 
 
 def grader_version() -> str:

@@ -291,7 +291,9 @@ def test_monkeypatched_comparisons_and_values_that_compare_equal_to_anything_get
                         "    return np.full(2, 7.0).view(LiarArray), np.full(2, 7.0).view(LiarArray)\n")
     assert text.count("Liar(3.0)") == 1 and text.count(".view(LiarArray)") == 2 and "[t[0], t[1]]" in text
     path.write_text(text)
-    lost_only(grade(path, limits=FAST), "contact_time_grains", "contact_solve_wall", "contact_solve_grains")
+    # With the traced excuse on, the callers of those functions keep their points (off, their cases are set aside).
+    lost_only(grade(path, limits=FAST, excuse_traced=True), "contact_time_grains", "contact_solve_wall",
+              "contact_solve_grains")
 
 
 def unpickling_bomb(tmp_path: Path) -> tuple[Path, Path]:

@@ -149,7 +149,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     order = {name: k for k, name in enumerate(GRADING_ORDER)}
     started = time.monotonic()
     results: list[TestResult] = []
-    failed_items: set[str] = set()
+    suspects: set[str] = set()  # the functions that failed tests of their own
     with (Sandbox(path, options.limits, options.hide) as sandbox,
           FreshBox(path, options.limits, options.hide) as confirmer,
           FreshBox(path, options.limits, options.hide) as auditor):
@@ -164,19 +164,12 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
                 # Final, and the same for every test: no search (it would only repeat the failure).
                 outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
             else:
-                replays = auditor.calls + confirmer.calls
-                outcome, message, repro, cause = run_property(sandbox, prop, frozenset(failed_items - {prop.item}),
-                                                              book.replay(prop), paths, confirmer, auditor,
-                                                              options.excuse_traced)
-                if auditor.calls + confirmer.calls > replays:
-                    sandbox.renew()  # the audit's work, timed from the grading's box, told which answers were wrong
-                if outcome == PASSED and (unproved := _unproved(prop, results)):
-                    outcome, message, repro, cause = SET_ASIDE, (
-                        f"right answers, but {unproved} passed none of its own tests: a scenario's inputs are "
-                        f"fixed (a table of its answers would pass it), so its points count once the functions it "
-                        f"uses pass tests of their own"), "", wrong_helper(unproved)
-            if outcome != PASSED:
-                failed_items.add(prop.item)
+                outcome, message, repro, cause = _graded_property(sandbox, prop, frozenset(suspects - {prop.item}),
+                                                                  (book, paths, confirmer, auditor), options, results)
+            if outcome not in (PASSED, SET_ASIDE):
+                # A function whose tests were only set aside (its cases rest on a wrong helper) is no suspect itself:
+                # its callers' cases are then laid on that helper, the one to fix first.
+                suspects.add(prop.item)
             results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",
                                       weight if outcome == PASSED else 0.0, weight, message, repro,
                                       time.monotonic() - t0, outcome, cause))
@@ -191,6 +184,24 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
         # correct file is seen to pass in the same sandbox (SandboxFault otherwise: no grade is given).
         sandboxes.selftest(options.limits)
     return graded
+
+
+def _graded_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str],
+                     boxes: tuple[CaseBook, SearchPaths | None, FreshBox, FreshBox], options: GradeOptions,
+                     results: list[TestResult]) -> tuple[str, str, str, Cause | None]:
+    """One property's verdict (search.run_property), the grading's box renewed if the audit replayed anything."""
+    book, paths, confirmer, auditor = boxes
+    replays = auditor.calls + confirmer.calls
+    outcome, message, repro, cause = run_property(sandbox, prop, suspects, book.replay(prop), paths, confirmer,
+                                                  auditor, options.excuse_traced)
+    if auditor.calls + confirmer.calls > replays:
+        sandbox.renew()  # the audit's work, timed from the grading's box, told which answers were wrong
+    if outcome == PASSED and (unproved := _unproved(prop, results)):
+        outcome, message, repro, cause = SET_ASIDE, (
+            f"right answers, but {unproved} passed none of its own tests: a scenario's inputs are "
+            f"fixed (a table of its answers would pass it), so its points count once the functions it "
+            f"uses pass tests of their own"), "", wrong_helper(unproved)
+    return outcome, message, repro, cause
 
 
 def _unproved(prop: Property, results: list[TestResult]) -> str | None:

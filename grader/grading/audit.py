@@ -206,12 +206,7 @@ def audit(replayer: Replayer, caller: str, request_args: tuple[Any, ...], return
                 return spoiled
             continue
         if id(call) not in replays:
-            try:
-                replays[id(call)] = replayer.call(call.name, *args)
-            except SandboxFault:
-                raise  # the auditor's box could not start: the grader's fault, never a case counted against the file
-            except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
-                replays[id(call)] = None
+            replays[id(call)] = replayed(replayer, call.name, args)
         replay = replays[id(call)]
         if replay is not None and same_value(replay.value, call.result):
             return Spoiled(caller, call.name, piece, _reference_text(expected), _describe(answer))
@@ -269,13 +264,22 @@ def _one(value: Any) -> Any:
     return float(value) if np.ndim(value) == 0 else value
 
 
-def _modified_arguments(replayer: Replayer, caller: str, call: HelperCall, args: tuple[Any, ...]) -> Spoiled | None:
-    """A Spoiled when the helper, replayed, changes one of its arguments in place."""
+def replayed(replayer: Replayer, name: str, args: tuple[Any, ...]) -> Returned | None:
+    """The helper ``name`` called again on ``args`` where ``replayer`` runs it; None if that call fails (a replay that
+    fails confirms nothing). SandboxFault goes through: a box that cannot start is the grader's fault, never a case
+    counted against the file."""
     try:
-        replay = replayer.call(call.name, *args)
+        return replayer.call(name, *args)
     except SandboxFault:
         raise
-    except Exception:  # noqa: BLE001 - a replay that fails shows nothing
+    except Exception:  # noqa: BLE001 - whatever the submission's call raised
+        return None
+
+
+def _modified_arguments(replayer: Replayer, caller: str, call: HelperCall, args: tuple[Any, ...]) -> Spoiled | None:
+    """A Spoiled when the helper, replayed, changes one of its arguments in place."""
+    replay = replayed(replayer, call.name, args)
+    if replay is None:
         return None
     params = spec.function_spec(call.name).params
     for param, before, after in zip(params, args, replay.args_after):

@@ -13,8 +13,17 @@ from typing import Any, Protocol
 import numpy as np
 
 from grader import spec
-from grader.errors import SandboxFault
-from grader.grading.audit import AUDIT_CALLS, Replayer, mct_of, pairs_in, pieces, positional, same_value, time_of
+from grader.grading.audit import (
+    AUDIT_CALLS,
+    Replayer,
+    mct_of,
+    pairs_in,
+    pieces,
+    positional,
+    replayed,
+    same_value,
+    time_of,
+)
 from grader.grading.reference_answers import prefetch, reference_answer, same_time
 from grader.sandbox.calls import HelperCall, Returned
 from grader.sandbox.client import Sandbox
@@ -153,18 +162,18 @@ def _confirmed(replayer: Replayer,
     helper wrong only when called on many pairs at once, where its own tests never look, excuses nothing. The pairs
     go first: a red team's helper, shown the whole call (every body of the request), worked out the lie its caller
     needed and kept it for the pair alone."""
-    try:
-        for time, _, call, args, piece in leaned:
-            if piece is not args:  # one pair of a call about many (audit.pieces)
-                alone = time_of(replayer.call(call.name, *piece).value)
-                if alone is None or not same_time(alone, time):
-                    return False
-        calls = {id(call): (call, args) for _, _, call, args, _ in leaned}
-        return all(same_value(replayer.call(call.name, *args).value, call.result) for call, args in calls.values())
-    except SandboxFault:
-        raise  # the grader's fault (the fresh box would not start): never the student's lost case
-    except Exception:  # noqa: BLE001 - a replay that fails confirms nothing
-        return False
+    for time, _, call, args, piece in leaned:
+        if piece is not args:  # one pair of a call about many (audit.pieces)
+            replay = replayed(replayer, call.name, piece)
+            alone = None if replay is None else time_of(replay.value)
+            if alone is None or not same_time(alone, time):
+                return False
+    calls = {id(call): (call, args) for _, _, call, args, _ in leaned}
+    for call, args in calls.values():
+        replay = replayed(replayer, call.name, args)
+        if replay is None or not same_value(replay.value, call.result):
+            return False
+    return True
 
 
 def _readable_pieces(returned: Returned, request_args: tuple[Any, ...]

@@ -46,8 +46,8 @@ def test_replaying_gives_what_the_search_gives_with_as_many_calls(limit: int, pr
     # Cases replayed before a failure are met again by the search without calling the child (and so are cases
     # equal to one already tried, which Hypothesis may draw again while it shrinks).
     assert replayed.calls <= searched.calls
-    assert replayed.calls == searched.calls or verdict[0] == FAILED
-    assert verdict[0] == (PASSED if limit == 10**9 else FAILED)
+    assert replayed.calls == searched.calls or verdict.outcome == FAILED
+    assert verdict.outcome == (PASSED if limit == 10**9 else FAILED)
 
 
 def test_a_property_that_holds_is_never_searched(private_cache: Path, monkeypatch: pytest.MonkeyPatch):
@@ -59,7 +59,7 @@ def test_a_property_that_holds_is_never_searched(private_cache: Path, monkeypatc
 
     monkeypatch.setattr(hypothesis, "find", no_search)  # what the search would import
     sandbox = Counting()
-    assert search.run_property(sandbox, prop, replay=book.replay(prop))[0] == PASSED  # type: ignore[arg-type]
+    assert search.run_property(sandbox, prop, replay=book.replay(prop)).outcome == PASSED  # type: ignore[arg-type]
     assert sandbox.calls == prop.examples
 
 

@@ -87,14 +87,14 @@ def test_the_bonus_never_enters_the_score():
 def test_a_rubric_bonus_table_is_read_and_off_by_default(tmp_path):
     plain = tmp_path / "plain.toml"
     plain.write_text("[points]\nupdate = 20\n")
-    assert rubric.load_bonus(None) is None
-    assert rubric.load_bonus(plain) is None
+    assert rubric.read(None).bonus is None
+    assert rubric.read(plain).bonus is None
     with_bonus = tmp_path / "bonus.toml"
     with_bonus.write_text("[points]\nupdate = 20\n[bonus]\nexponent_below = 1.4\npoints = 3\n")
-    assert rubric.load_bonus(with_bonus) == rubric.BonusRule(1.4, 3.0, False)
+    assert rubric.read(with_bonus).bonus == rubric.BonusRule(1.4, 3.0, False)
     ratio = tmp_path / "ratio.toml"
     ratio.write_text("[points]\nupdate = 20\n[bonus]\ncost_ratio_below = 20\n")
-    assert rubric.load_bonus(ratio) == rubric.BonusRule(cost_ratio_below=20.0)
+    assert rubric.read(ratio).bonus == rubric.BonusRule(cost_ratio_below=20.0)
     assert rubric.load(with_bonus)["update"] == 20  # [points] reads as before
 
 
@@ -104,7 +104,7 @@ def test_a_wrong_bonus_table_is_refused_naming_it(tmp_path, table):
     path = tmp_path / "bonus.toml"
     path.write_text(f"[points]\nupdate = 20\n[bonus]\n{table}\n")
     with pytest.raises(rubric.RubricError, match=r"\[bonus\]"):
-        rubric.load_bonus(path)
+        rubric.read(path)
 
 
 # -- JSON -----------------------------------------------------------------------------------
@@ -225,3 +225,14 @@ def test_a_file_of_constants_earns_no_bonus_and_no_points_from_the_new_options(t
     written = json.loads(out.read_text())
     assert written["score"] == 0 and written["extra_data"]["bonus"] == 0
     assert written["extra_data"]["efficiency"]["exponent"] is None
+
+
+@pytest.mark.parametrize("kind", ["folder", "not utf-8"])
+def test_a_rubric_that_cannot_be_read_is_refused_naming_it(tmp_path, kind):
+    path = tmp_path / "rubric.toml"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.write_bytes(b"[points]\nupdate = \xff\n")
+    with pytest.raises(rubric.RubricError, match=r"rubric .*rubric\.toml: cannot be read"):
+        rubric.read(path)

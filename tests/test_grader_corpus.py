@@ -479,13 +479,15 @@ def test_a_helper_answering_from_state_confirms_nothing(tmp_path, sample):
 
 
 @pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+@pytest.mark.parametrize("excuse", [False, True], ids=["audits-after-grading", "excuse-on"])
 @pytest.mark.parametrize("sample", ["learns_from_audit_replays.py", "learns_from_audit_timing.py"])
-def test_a_file_learns_nothing_from_an_audit_for_the_tests_that_follow(tmp_path, sample):
+def test_a_file_learns_nothing_from_an_audit_for_the_tests_that_follow(tmp_path, sample, excuse):
     """Red teams' files ask their helper about every pair with both roots; an audit replays only the answers the
     reference disagrees with. One counted which calls came back in its own box (78.75 points against 50): audits now
     replay in a box of their own, the auditor, and a replay counts only if it gives the answer graded. The other then
-    timed, from the grading's box, the CPU its auditor burnt on those replays (78.75 against 50 again): the grading's
-    box is now renewed after a test whose failures were audited."""
+    timed, from the grading's box, the CPU its auditor burnt on those replays (78.75 against 50 again). By default
+    the audits now come after the grading's box is closed (set_aside.reported_cases); with the traced excuse on, the
+    search audits as it goes, and the grading's box is renewed after a test whose failures were audited."""
     text = (HERE.parent / "audit_samples" / sample).read_text()
     assert "TRICK = True" in text
     paths = []
@@ -494,7 +496,7 @@ def test_a_file_learns_nothing_from_an_audit_for_the_tests_that_follow(tmp_path,
         path.parent.mkdir()
         path.write_text(trick)
         paths.append(path)
-    attack, control = (grade_file(path) for path in paths)
+    attack, control = (grade_file(path, GradeOptions(excuse_traced=excuse)) for path in paths)
     assert control.score < 100 and attack.score <= control.score, (attack.score, control.score)
     assert attack.by_item()["update"][0] == 0.0 and attack.by_item()["c12_row"][0] == 0.0
 

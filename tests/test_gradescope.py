@@ -204,14 +204,14 @@ def test_settings_are_read_back_and_checked(tmp_path):
 
 def test_the_traced_excuse_is_off_unless_the_rubric_turns_it_on(tmp_path):
     """rubric [grading] excuse_traced: read by check, batch, the nbgrader course and the Gradescope bundle alike."""
-    assert rubric.load_traced_excuse(None) is False
+    assert rubric.read(None).excuse_traced is False
     path = tmp_path / "rubric.toml"
     path.write_text("[points]\nupdate = 20\n")
-    assert rubric.load_traced_excuse(path) is False
+    assert rubric.read(path).excuse_traced is False
     path.write_text("[points]\nupdate = 20\n[grading]\nexcuse_traced = true\n")
-    assert rubric.load_traced_excuse(path) is True
+    assert rubric.read(path).excuse_traced is True
     assert gradescope.settings_from("after_published", path.read_text()).excuse_traced
     assert not gradescope.settings_from("after_published", None).excuse_traced
     path.write_text("[points]\nupdate = 20\n[grading]\nexcuse_traced = 'yes'\n")
     with pytest.raises(rubric.RubricError, match="excuse_traced must be true or false"):
-        rubric.load_traced_excuse(path)
+        rubric.read(path)

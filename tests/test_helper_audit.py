@@ -209,20 +209,23 @@ def test_calls_the_bulk_leaves_out_are_answered_one_by_one(monkeypatch):
 
 def test_a_property_whose_cases_were_mostly_set_aside_earns_nothing():
     spoiled = audit.Spoiled("update", "minimum_contact_time", (), "1.0", "2.0")
-    outcome, message, _, cause = _verdict_without_failure(None, Tally(passed=1, spoiled=[spoiled, spoiled]))
+    verdict = _verdict_without_failure(None, Tally(passed=1, spoiled=[spoiled, spoiled]))
+    outcome, message, cause = verdict.outcome, verdict.message, verdict.cause
     assert outcome == SET_ASIDE and "2 of 3 cases set aside" in message and "fix minimum_contact_time" in message
     assert cause is not None and cause.function == "minimum_contact_time"
     # A few cases set aside leave the test passing only if the caller's wrong answer follows from the helper's
     # (tracing.explained): a file calling a wrong helper for show must not have its own bug's cases set aside.
-    assert _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled]))[0] == SET_ASIDE
+    assert _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled])).outcome == SET_ASIDE
     explained = audit.Spoiled("minimum_contact_time", "contact_time_grains", (), "1.0", "2.0", explained=True)
-    assert _verdict_without_failure(None, Tally(passed=3, spoiled=[explained]))[0] == PASSED
-    outcome, message, _, _ = _verdict_without_failure(None, Tally(passed=3, spoiled=[explained, spoiled]), True)
+    assert _verdict_without_failure(None, Tally(passed=3, spoiled=[explained])).outcome == PASSED
+    verdict = _verdict_without_failure(None, Tally(passed=3, spoiled=[explained, spoiled]), True)
+    outcome, message = verdict.outcome, verdict.message
     assert outcome == SET_ASIDE and "does not follow from the helper's alone" in message
     # Without the trace (excuse_traced off, the default) the message does not claim it was worked out.
-    outcome, message, _, _ = _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled]))
+    verdict = _verdict_without_failure(None, Tally(passed=3, spoiled=[spoiled]))
+    outcome, message = verdict.outcome, verdict.message
     assert outcome == SET_ASIDE and "follow" not in message and "counts once minimum_contact_time is fixed" in message
-    assert _verdict_without_failure(None, Tally(passed=0))[0] == PASSED
+    assert _verdict_without_failure(None, Tally(passed=0)).outcome == PASSED
 
 
 def test_snippet_reads_back_to_the_same_numbers():

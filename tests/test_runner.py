@@ -35,11 +35,13 @@ def prop(shrink_cases: int) -> Property:
 
 def test_shrinking_stops_after_its_budget_on_a_real_failure():
     free, bounded = Counting(), Counting()
-    outcome, message, _, _ = runner.run_property(free, prop(10_000))  # type: ignore[arg-type]
-    small_outcome, small_message, _, _ = runner.run_property(bounded, prop(5))  # type: ignore[arg-type]
+    verdict = runner.run_property(free, prop(10_000))  # type: ignore[arg-type]
+    outcome, message = verdict.outcome, verdict.message
+    small = runner.run_property(bounded, prop(5))  # type: ignore[arg-type]
+    small_outcome, small_message = small.outcome, small.message
     assert outcome == small_outcome == FAILED
     assert bounded.calls < free.calls and bounded.calls <= 60 + 5 + 2  # examples, budget, the verification
     # The reported case failed: the budget picks how small the input is, never the verdict.
     assert int(small_message.split()[1]) > 1000 and int(message.split()[1]) > 1000
     again = Counting()
-    assert runner.run_property(again, prop(5))[1] == small_message and again.calls == bounded.calls
+    assert runner.run_property(again, prop(5)).message == small_message and again.calls == bounded.calls

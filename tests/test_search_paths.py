@@ -52,7 +52,7 @@ def test_a_kept_search_is_walked_without_hypothesis_to_the_same_report(limit: in
     prop = below(limit)
     searched, cold, warm = Counting(), Counting(), Counting()
     expected = verdict(searched, prop, None)
-    assert expected[0] == FAILED
+    assert expected.outcome == FAILED
     assert verdict(cold, prop, SearchPaths.kept(True)) == expected
     assert list(private_cache.glob("paths-*.pickle"))  # the search was kept
     no_find(monkeypatch)
@@ -77,7 +77,7 @@ def test_another_failure_leaves_the_kept_paths_and_is_searched_as_before(private
 def test_a_file_that_passes_walks_nothing_and_passes(private_cache: Path):
     prop = below(300)
     verdict(Counting(1), prop, SearchPaths.kept(True))
-    assert verdict(Counting(0), prop, SearchPaths.kept(True))[0] == PASSED
+    assert verdict(Counting(0), prop, SearchPaths.kept(True)).outcome == PASSED
 
 
 def test_a_fixed_scenario_whose_case_is_none_is_reported_failing_from_a_walk(private_cache: Path,
@@ -91,7 +91,7 @@ def test_a_fixed_scenario_whose_case_is_none_is_reported_failing_from_a_walk(pri
 
     prop = Property("contact_time_grains", "fixed scenario", "none", lambda: st.just(None), always_wrong)
     expected = search.run_property(Counting(), prop)  # type: ignore[arg-type]
-    assert expected[0] == FAILED
+    assert expected.outcome == FAILED
     assert search.run_property(Counting(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]
     no_find(monkeypatch)
     assert search.run_property(Counting(), prop, paths=SearchPaths.kept(True)) == expected  # type: ignore[arg-type]

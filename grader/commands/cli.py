@@ -78,11 +78,12 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     from grader.reports import text as report
 
     submission = submission_path(path)
-    points, bonus = rubric.load(rubric_path), rubric.load_bonus(rubric_path)
+    chosen = rubric.read(rubric_path)
+    bonus = chosen.bonus
     hidden = tuple(Path(h) for h in hide or ())
     grade = runner.grade_file(submission, runner.GradeOptions(
-        points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
-        excuse_traced=rubric.load_traced_excuse(rubric_path)))
+        chosen.points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
+        excuse_traced=chosen.excuse_traced))
     if not quiet:
         print(report.as_text(grade), end="")
     results = Results.from_report(grade)
@@ -149,11 +150,11 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
         if "://" not in nbgrader_db and not Path(nbgrader_db).resolve().parent.is_dir():
             raise UsageError(f"--nbgrader-db {nbgrader_db}: its folder does not exist; give the course's "
                              "gradebook.db")
-    options = batch.Options(force=force, limits=limits, points=rubric.load(rubric_path),
+    chosen = rubric.read(rubric_path)
+    options = batch.Options(force=force, limits=limits, points=chosen.points,
                             submission_seconds=submission_seconds, animations=animations,
                             allow_weak_isolation=allow_weak_isolation, efficiency=efficiency,
-                            bonus=rubric.load_bonus(rubric_path),
-                            excuse_traced=rubric.load_traced_excuse(rubric_path))
+                            bonus=chosen.bonus, excuse_traced=chosen.excuse_traced)
     if jobs is not None:
         options.jobs = jobs
     signal.signal(signal.SIGTERM, _interrupt)
@@ -191,8 +192,9 @@ def course_main(out: str, rubric_path: str | None = None, limits: Limits = Limit
                 allow_weak_isolation: bool = False) -> int:
     from grader.commands.courses import nbgrader_course
 
-    folder = nbgrader_course.write_course(Path(out), rubric.load(rubric_path), limits, allow_weak_isolation,
-                                          rubric.load_traced_excuse(rubric_path))
+    chosen = rubric.read(rubric_path)
+    folder = nbgrader_course.write_course(Path(out), chosen.points, limits, allow_weak_isolation,
+                                          chosen.excuse_traced)
     print(f"nbgrader course written to {folder}: cd there, then nbgrader generate_assignment "
           f"{nbgrader_course.ASSIGNMENT}")
     return EXIT_PASSED
@@ -202,7 +204,7 @@ def gradescope_main(out: str, hidden_visibility: str, rubric_path: str | None = 
                     allow_weak_isolation: bool = False) -> int:
     from grader.commands.courses import gradescope
 
-    rubric.load(rubric_path)  # refuse a bad rubric now, not on Gradescope
+    rubric.read(rubric_path)  # refuse a bad rubric now, not on Gradescope
     path = gradescope.build_zip(Path(out), hidden_visibility, Path(rubric_path).read_text() if rubric_path else None,
                                 limits, allow_weak_isolation)
     print(f"Gradescope autograder written to {path}: upload it as the assignment's autograder (zip file)")

@@ -6,16 +6,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from grader import spec
 from grader.grading.causes import Cause
 from grader.properties.property import Property
+from grader.sandbox.calls import Returned
 from grader.spec import rubric
 
 PASSED, FAILED = "passed", "failed"
 #: How a test ended, beyond passed/failed (the grades table's status): a call timed out, the child died, or the
 #: failing cases rested on a helper proved wrong.
 TIMEOUT, CRASHED, SET_ASIDE = "timeout", "crashed", "set aside"
+
+#: The calls of one case, in order: the function's name, its arguments and what came back.
+CaseCalls = tuple[tuple[str, tuple[Any, ...], Returned], ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one property's search ended: its outcome, with the message, the reproduction snippet and the cause of a
+    failure (empty when it passed)."""
+
+    outcome: str
+    message: str = ""
+    snippet: str = ""
+    cause: Cause | None = None
+    #: The reported failing case's calls, its first helper calls recorded: what grader.grading.set_aside audits
+    #: once the grading's box is closed.
+    reported: CaseCalls = field(default=(), compare=False, repr=False)
 
 
 @dataclass

@@ -6,10 +6,11 @@ turned into a reproduction snippet. Settings are derandomized and use no
 example database, so the same file always gets the same grade.
 
 The submission's functions call their own helpers; nothing of the reference
-reaches its process. A failing case that rests on a helper proved wrong (see
-:mod:`grader.grading.audit`) is set aside instead of counting against the
-function. A timeout or a crash ends the search of its property only: that
-test fails, the child is restarted, and the other tests still run.
+reaches its process. A failing test whose reported case rests on a helper
+proved wrong (see :mod:`grader.grading.set_aside`) is set aside, naming the
+helper to fix first; those audits come once the grading's box is closed. A
+timeout or a crash ends the search of its property only: that test fails, the
+child is restarted, and the other tests still run.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from pathlib import Path
 
 from grader import spec
 from grader.errors import IsolationTooWeak, UsageError
+from grader.grading import set_aside
 from grader.grading.cases import CaseBook
 from grader.grading.causes import NO_IMPORT, Cause, wrong_helper
 from grader.grading.paths import SearchPaths
-from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult
+from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult, Verdict
 from grader.grading.search import run_property
 from grader.grading.tracing import FreshBox
 from grader.properties import oracle
@@ -77,7 +79,7 @@ class GradeOptions:
     #: workers).
     selftest: bool = True
     #: A minimum_contact_time test whose failures are all traced to a wrong helper still earns its points
-    #: (the rubric's [grading] excuse_traced, rubric.load_traced_excuse; off by default).
+    #: (the rubric's [grading] excuse_traced, rubric.Rubric.excuse_traced; off by default).
     excuse_traced: bool = False
 
 
@@ -148,8 +150,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     per_item = {name: sum(p.item == name for p in properties) for name in spec.ITEM_NAMES}
     order = {name: k for k, name in enumerate(GRADING_ORDER)}
     started = time.monotonic()
-    results: list[TestResult] = []
-    suspects: set[str] = set()  # the functions that failed tests of their own
+    graded: list[tuple[Property, Verdict, float]] = []
     with (Sandbox(path, options.limits, options.hide) as sandbox,
           FreshBox(path, options.limits, options.hide) as confirmer,
           FreshBox(path, options.limits, options.hide) as auditor):
@@ -157,60 +158,71 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
         book = None if sandbox.import_failure is not None else CaseBook.drawn(properties, on_disk=on_disk)
         paths = SearchPaths.kept(on_disk and probe.strong)  # trees steer searches: never where the file may write
         for prop in sorted(properties, key=lambda p: order[p.item]):
-            weight = points[prop.item] / per_item[prop.item]
             t0 = time.monotonic()
-            cause: Cause | None
             if book is None:
                 # Final, and the same for every test: no search (it would only repeat the failure).
-                outcome, message, repro, cause = FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT)
+                verdict = Verdict(FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT))
             else:
-                outcome, message, repro, cause = _graded_property(sandbox, prop, frozenset(suspects - {prop.item}),
-                                                                  (book, paths, confirmer, auditor), options, results)
-            if outcome not in (PASSED, SET_ASIDE):
-                # A function whose tests were only set aside (its cases rest on a wrong helper) is no suspect itself:
-                # its callers' cases are then laid on that helper, the one to fix first.
-                suspects.add(prop.item)
-            results.append(TestResult(prop, "passed" if outcome == PASSED else "failed",
-                                      weight if outcome == PASSED else 0.0, weight, message, repro,
-                                      time.monotonic() - t0, outcome, cause))
-        statement_order = {id(p): k for k, p in enumerate(properties)}
-        results.sort(key=lambda r: statement_order[id(r.prop)])
-        graded = GradeReport(str(path), results, hidden, sandbox.import_error, sandbox.output(),
-                           time.monotonic() - started, points, status_of(results, sandbox.import_failure),
-                           probe.protections, probe.weaknesses,
-                           options.allow_weak_isolation and hidden and not probe.strong, selected)
-    if options.selftest and (graded.import_error or not graded.all_passed):
+                verdict = _graded_property(sandbox, prop, (book, paths, confirmer, auditor), options, graded)
+            graded.append((prop, verdict, time.monotonic() - t0))
+        output = sandbox.output()
+        sandbox.close()  # before the audits below: nothing they do may reach the file's graded answers
+        if not options.excuse_traced:
+            audited = set_aside.reported_cases([(prop, verdict) for prop, verdict, _ in graded], auditor)
+            graded = [(prop, verdict, seconds) for (prop, _, seconds), verdict in zip(graded, audited)]
+    statement_order = {id(p): k for k, p in enumerate(properties)}
+    results = [_result(prop, verdict, seconds, points[prop.item] / per_item[prop.item])
+               for prop, verdict, seconds in sorted(graded, key=lambda g: statement_order[id(g[0])])]
+    graded_report = GradeReport(str(path), results, hidden, sandbox.import_error, output, time.monotonic() - started,
+                                points, status_of(results, sandbox.import_failure), probe.protections,
+                                probe.weaknesses, options.allow_weak_isolation and hidden and not probe.strong,
+                                selected)
+    if options.selftest and (graded_report.import_error or not graded_report.all_passed):
         # A file that passes every test proves the sandbox sound; a failure is only the student's once a tiny
         # correct file is seen to pass in the same sandbox (SandboxFault otherwise: no grade is given).
         sandboxes.selftest(options.limits)
-    return graded
+    return graded_report
 
 
-def _graded_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str],
-                     boxes: tuple[CaseBook, SearchPaths | None, FreshBox, FreshBox], options: GradeOptions,
-                     results: list[TestResult]) -> tuple[str, str, str, Cause | None]:
-    """One property's verdict (search.run_property), the grading's box renewed if the audit replayed anything."""
+def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, SearchPaths | None, FreshBox, FreshBox],
+                     options: GradeOptions, graded: list[tuple[Property, Verdict, float]]) -> Verdict:
+    """One property's verdict (search.run_property), given those of the properties graded before it.
+
+    With the traced excuse, a failing case that rests on a wrong answer of a function that failed tests of its own
+    is set aside as the search meets it, and the grading's box is renewed if the audit replayed anything (the
+    audit's work, timed from the grading's box, told a red team's file which answers were wrong). Without it (the
+    default), the search audits nothing: the reported cases are audited once the box is closed
+    (set_aside.reported_cases).
+    """
     book, paths, confirmer, auditor = boxes
+    suspects: frozenset[str] = frozenset()
+    if options.excuse_traced:
+        suspects = frozenset(p.item for p, verdict, _ in graded if set_aside.suspect(verdict) and p.item != prop.item)
     replays = auditor.calls + confirmer.calls
-    outcome, message, repro, cause = run_property(sandbox, prop, suspects, book.replay(prop), paths, confirmer,
-                                                  auditor, options.excuse_traced)
+    verdict = run_property(sandbox, prop, suspects, book.replay(prop), paths, confirmer, auditor,
+                           options.excuse_traced)
     if auditor.calls + confirmer.calls > replays:
-        sandbox.renew()  # the audit's work, timed from the grading's box, told which answers were wrong
-    if outcome == PASSED and (unproved := _unproved(prop, results)):
-        outcome, message, repro, cause = SET_ASIDE, (
-            f"right answers, but {unproved} passed none of its own tests: a scenario's inputs are "
-            f"fixed (a table of its answers would pass it), so its points count once the functions it "
-            f"uses pass tests of their own"), "", wrong_helper(unproved)
-    return outcome, message, repro, cause
+        sandbox.renew()
+    if verdict.outcome == PASSED and (unproved := _unproved(prop, graded)):
+        verdict = Verdict(SET_ASIDE, f"right answers, but {unproved} passed none of its own tests: a scenario's inputs "
+                          f"are fixed (a table of its answers would pass it), so its points count once the functions "
+                          f"it uses pass tests of their own", "", wrong_helper(unproved))
+    return verdict
 
 
-def _unproved(prop: Property, results: list[TestResult]) -> str | None:
+def _unproved(prop: Property, graded: list[tuple[Property, Verdict, float]]) -> str | None:
     """The first function a scenario's test uses that passed none of its own tests (graded before it: chosen()
     grades a scenario's functions with it)."""
     for function in prop.uses:
-        if not any(r.prop.item == function and r.outcome == PASSED for r in results):
+        if not any(p.item == function and verdict.outcome == PASSED for p, verdict, _ in graded):
             return function
     return None
+
+
+def _result(prop: Property, verdict: Verdict, seconds: float, weight: float) -> TestResult:
+    passed = verdict.outcome == PASSED
+    return TestResult(prop, "passed" if passed else "failed", weight if passed else 0.0, weight, verdict.message,
+                      verdict.snippet, seconds, verdict.outcome, verdict.cause)
 
 
 def grade(path: str | Path, points: dict[str, float] | None = None, limits: Limits = Limits(),

@@ -1,8 +1,9 @@
 """The search for a failing input of one property: Hypothesis ``find`` over the submission's answers.
 
 Settings are derandomized and use no example database, so the same file always
-gets the same grade; what Hypothesis draws depends on the strategies only. A
-failing case that rests on a helper proved wrong (grader.grading.audit) is set
+gets the same grade; what Hypothesis draws depends on the strategies only. Given
+suspects (with the traced excuse only: grader.grading.runner), a failing case
+that rests on a wrong answer of one of them (grader.grading.set_aside) is set
 aside; a timeout or a crash ends the search of its property only.
 """
 
@@ -10,18 +11,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from grader.grading import audit, tracing
+from grader.grading import audit, set_aside, tracing
 from grader.grading.cases import case_key, draw_without_local_constants, hypothesis_settings
-from grader.grading.causes import Cause, cause_of, wrong_helper
+from grader.grading.causes import cause_of, wrong_helper
 from grader.grading.paths import Call, SearchPaths
-from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT
+from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, Verdict
 from grader.grading.snippets import snippet
-from grader.properties import oracle
 from grader.properties.property import Discard, Property, PropertyFailed
-from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT, Returned
+from grader.sandbox.calls import HELPER_CALLS_KEPT, Returned
 from grader.sandbox.client import (
     CallRaised,
     CallTimeout,
@@ -90,65 +90,10 @@ class Tally:
 
 
 def _set_aside(session: Session, prop: Property, suspects: frozenset[str]) -> audit.Spoiled | None:
-    """The helper proved wrong in this failing case, if any (only with the reference installed)."""
-    if not suspects or not oracle.available():
-        return None
-    replayed: dict[int, Returned] = {}  # the calls replayed with more records, by their place in the case
-    for k, (name, args, returned) in enumerate(session.returns):
-        if name != prop.item or not returned.helper_calls_total:
-            continue
-        graded = returned
-        spoiled = audit.audit(session.auditor, name, args, returned, suspects)
-        # The wrong answer may lie past the recorded calls (none while searching): replay this call recording the
-        # first few, then, if none of them is proved wrong, as many as an audit reads. The audit reads the calls in
-        # order, so it finds what one long replay would find; and the first few nearly always tell (a long replay
-        # costs some 50 records to send and decode). A traceable caller's case, once set aside, is read in full
-        # anyway (tracing.explained), so it is replayed recording them all at once.
-        for kept in (AUDIT_CALLS_KEPT,) if name in tracing.TRACEABLE else (HELPER_CALLS_KEPT, AUDIT_CALLS_KEPT):
-            if spoiled is not None or returned.helper_calls_total <= len(returned.helper_calls):
-                break
-            if kept <= len(returned.helper_calls):
-                continue
-            again = _replay(session, name, args, graded, kept)
-            if again is None:
-                break
-            returned = replayed[k] = again
-            spoiled = audit.audit(session.auditor, name, args, returned, suspects)
-        if spoiled is not None:
-            return replace(spoiled, explained=session.excuse_traced and _explained(session, name, replayed))
-    return None
-
-
-def _explained(session: Session, name: str, replayed: dict[int, Returned]) -> bool:
-    """tracing.explained on this case's calls of ``name`` (their replays with more records, if any), each replayed
-    recording all its helper calls if need be."""
-    if name not in tracing.TRACEABLE:
-        return False
-    calls = []
-    for k, (called, args, returned) in enumerate(session.returns):
-        if called != name:
-            continue
-        returned = replayed.get(k, returned)
-        if len(returned.helper_calls) < min(returned.helper_calls_total, AUDIT_CALLS_KEPT):
-            again = _replay(session, name, args, returned, AUDIT_CALLS_KEPT)
-            if again is None:
-                return False
-            returned = again
-        calls.append((args, returned))
-    return tracing.explained(name, calls, session.confirmer)
-
-
-def _replay(session: Session, name: str, args: tuple[Any, ...], graded: Returned, record: int) -> Returned | None:
-    """The call replayed in the auditor's box recording ``record`` helper calls, if it gives the answer graded (None if
-    it fails or answers otherwise: a file that knows where it is replayed must not get a case set aside by another
-    answer than the one that failed)."""
-    try:
-        again = session.auditor.call(name, *args, record=record)
-    except SubmissionError:
-        return None
-    same = audit.same_value(again.value, graded.value) and len(again.args_after) == len(graded.args_after) and all(
-        audit.same_value(a, b) for a, b in zip(again.args_after, graded.args_after))
-    return again if same else None
+    """The helper proved wrong in this failing case, if any: set_aside.spoiled_by on the case's calls, the trace
+    worked out only for the traced excuse."""
+    return set_aside.spoiled_by(tuple(session.returns), prop.item, suspects, session.auditor,
+                                session.confirmer if session.excuse_traced else None)
 
 
 #: What one case gave: the property held (or the case could not test it), it failed, it was set aside, or the
@@ -250,14 +195,12 @@ class Search:
         return HELD, None
 
 
-Verdict = tuple[str, str, str, Cause | None]
-
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
                  replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None,
                  confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None,
                  excuse_traced: bool = False) -> Verdict:
-    """(outcome, message, snippet, cause) of one property: PASSED with empty texts when it holds.
+    """The verdict of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
     case that rests on a wrong answer of one of them is set aside.
@@ -307,8 +250,8 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         _keep(paths, prop, search, ended=False)
         return _ended(search)
     except Flaky:
-        return FAILED, ("failed on some inputs but gave other answers when the same inputs were tried again "
-                        "(does the function keep state between calls, or use randomness?)"), "", None
+        return Verdict(FAILED, "failed on some inputs but gave other answers when the same inputs were tried again "
+                       "(does the function keep state between calls, or use randomness?)")
     # find returns the last case that failed (Hypothesis tries a candidate only when it is smaller than the smallest
     # so far), which is what a walk of this path reports; checked rather than assumed.
     if case_key(smallest) == case_key(search.smallest):
@@ -341,8 +284,8 @@ def _ended(search: Search, smallest: Any = _LAST_FAILED) -> Verdict:
         if not search.shrinking:
             return _verdict_without_failure(search.prop, search.tally, search.session.excuse_traced)
         smallest = search.smallest
-    return _failure_of(search, smallest) or (
-        FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)", "", None)
+    return _failure_of(search, smallest) or Verdict(
+        FAILED, "failed on some inputs but not reproducibly (does the function keep state between calls?)")
 
 
 def _failure_of(search: Search, case: Any) -> Verdict | None:
@@ -355,7 +298,7 @@ def _failure_of(search: Search, case: Any) -> Verdict | None:
         search.prop.verify(session, case)
     except (PropertyFailed, SubmissionError) as exc:
         called = session.trace[-1][0] if session.trace else ""
-        return FAILED, str(exc), snippet(session.trace[-3:]), cause_of(exc, called)
+        return Verdict(FAILED, str(exc), snippet(session.trace[-3:]), cause_of(exc, called), tuple(session.returns))
     except Discard:
         pass
     return None
@@ -363,15 +306,15 @@ def _failure_of(search: Search, case: Any) -> Verdict | None:
 
 def _stopped(search: Search, stop: Stopped) -> Verdict:
     if isinstance(stop.error, CallTimeout):
-        return TIMEOUT, str(stop.error), snippet(stop.trace[-1:]), None
+        return Verdict(TIMEOUT, str(stop.error), snippet(stop.trace[-1:]))
     if isinstance(stop.error, (ChildDied, ProtocolViolation)):
-        return CRASHED, str(stop.error), snippet(stop.trace[-1:]), None
+        return Verdict(CRASHED, str(stop.error), snippet(stop.trace[-1:]))
     # Not written: reported as any failure (the case once more, with its helper calls recorded).
     reported = _failure_of(search, stop.case)
     if reported is not None:
         return reported
     trace = search.session.trace or stop.trace
-    return FAILED, str(stop.error), snippet(trace[-3:]), cause_of(stop.error, trace[-1][0] if trace else "")
+    return Verdict(FAILED, str(stop.error), snippet(trace[-3:]), cause_of(stop.error, trace[-1][0] if trace else ""))
 
 
 def _verdict_without_failure(prop: Property, tally: Tally, traced: bool = False) -> Verdict:
@@ -380,10 +323,10 @@ def _verdict_without_failure(prop: Property, tally: Tally, traced: bool = False)
     than those that passed; else it earns nothing. traced: whether the trace was worked out (it says so)."""
     unexplained = [s for s in tally.spoiled if not s.explained]
     if not tally.spoiled or (not unexplained and tally.passed > len(tally.spoiled)):
-        return PASSED, "", "", None
+        return Verdict(PASSED)
     first = (unexplained or tally.spoiled)[0]
     why = ("" if tally.passed <= len(tally.spoiled) else
            f" ({first.caller}'s answer there does not follow from the helper's alone: this test counts once "
            f"{first.helper} is fixed)" if traced else f" (this test counts once {first.helper} is fixed)")
-    return (SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside{why}: "
-            f"{first.message()}", snippet([(first.helper, first.args)]), wrong_helper(first.helper))
+    return Verdict(SET_ASIDE, f"{len(tally.spoiled)} of {len(tally.spoiled) + tally.passed} cases set aside{why}: "
+                   f"{first.message()}", snippet([(first.helper, first.args)]), wrong_helper(first.helper))

@@ -44,7 +44,7 @@ class FreshBox:
       In the grading's box, a caller could leave state (a module's dict, a file) that a helper answers from: a red
       team's file stored the lie its wrong index needed, and the replay there "confirmed" it (15 points against
       3.75).
-    - the auditor replays what an audit checks (grader.grading.audit, search._set_aside): which calls are replayed
+    - the auditor replays what an audit checks (grader.grading.audit, grading.set_aside): which calls are replayed
       tells which answers the reference disagrees with, and in the grading's box a red team's file learnt from it
       which of two formulas to use for the rest of its grading (78.75 points against 50).
     """
@@ -52,7 +52,8 @@ class FreshBox:
     def __init__(self, path: str | Path, limits: Limits, hide: tuple[Path, ...] = ()) -> None:
         self.path, self.limits, self.hide = path, limits, hide
         self.box: Sandbox | None = None
-        self.calls = 0  # replays made here so far: the grading renews its own box after a test that made any
+        self.calls = 0  # replays made here so far: with the traced excuse, the grading renews its own box after a test
+        # that made any
 
     def call(self, name: str, *args: Any, record: int = 0) -> Returned:
         self.calls += 1

@@ -196,9 +196,9 @@ class Sandbox:
     def renew(self) -> None:
         """Go on in a fresh box: a new process, new folders and a new root; the budgets spent so far are kept, and
         what was printed. Nothing the child learnt (in memory, in its folders, from how long the grader took between
-        two calls) reaches the calls to come: the grading renews after a test whose failures were audited in other
-        boxes, whose work a red team's file timed to learn the reference's verdicts. SandboxFault if it cannot
-        start; the import's outcome is recorded as at the first start."""
+        two calls) reaches the calls to come: with the traced excuse on, the grading renews after a test whose
+        failures were audited in other boxes, whose work a red team's file timed to learn the reference's verdicts.
+        SandboxFault if it cannot start; the import's outcome is recorded as at the first start."""
         self._earlier_output = (self._earlier_output + self.box.output(OUTPUT_CAP))[:OUTPUT_CAP]
         self.close()
         self.box = isolation.Box(self.path, CHILD, self.limits, self.hide)

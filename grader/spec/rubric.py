@@ -33,19 +33,61 @@ def default_points() -> dict[str, float]:
     return {name: float(spec.item_points(name)) for name in spec.ITEM_NAMES}
 
 
-def load(path: str | Path | None) -> dict[str, float]:
-    """Points per function from ``path`` (None: the spec's defaults)."""
-    points = default_points()
+@dataclass(frozen=True)
+class BonusRule:
+    """The rubric's [bonus] table: ``points`` beside the score when the fitted exponent of the cost per event is
+    below ``exponent_below``, the cost per event at the largest N at most ``cost_ratio_below`` times the
+    reference's, and the answers at the largest N are right (grader.grading.efficiency)."""
+
+    exponent_below: float = 1.5
+    points: float = 5.0
+    #: Gradescope's score includes the bonus only when this is true.
+    in_gradescope_score: bool = False
+    #: The search over all pairs, vectorised, costs about 340 times the reference per event at N = 400 (sandbox
+    #: against grader, numba compiled); a pad that flattens the exponent only adds to that.
+    cost_ratio_below: float = 100.0
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """What a rubric file sets: points per function and scenario, the efficiency bonus (None: none, the default),
+    and whether the traced excuse is on."""
+
+    points: dict[str, float]
+    bonus: BonusRule | None = None
+    #: The [grading] excuse_traced switch: whether a test of minimum_contact_time whose failing cases are all traced
+    #: to a wrong helper (grader.grading.tracing) still earns its points. Off by default: the trace rests on replays
+    #: of the helper in boxes where nothing is graded, and a red team's file that told those boxes apart made its
+    #: helper look wrong only there, and had its own bug excused (77.25 points against 61). On, a student whose
+    #: helper is wrong loses its points once, not again in its caller.
+    excuse_traced: bool = False
+
+
+def read(path: str | Path | None) -> Rubric:
+    """The rubric at ``path``, read once (None: the spec's points, no bonus, no excuse); RubricError naming what to
+    fix."""
     if path is None:
-        return points
+        return Rubric(default_points())
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise RubricError(f"rubric {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RubricError(f"rubric {path}: cannot be read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise RubricError(f"rubric {path}: not valid TOML ({exc})") from None
-    table = data.get("points")
+    return Rubric(_points(data.get("points"), path), _bonus(data.get("bonus"), path),
+                  _excuse_traced(data.get("grading", {}), path))
+
+
+def load(path: str | Path | None) -> dict[str, float]:
+    """Points per function from ``path`` (None: the spec's defaults)."""
+    return read(path).points
+
+
+def _points(table: object, path: Path) -> dict[str, float]:
+    points = default_points()
     if not isinstance(table, dict):
         raise RubricError(f"rubric {path}: it needs a [points] table, e.g.\n[points]\nupdate = 25")
     for name, value in table.items():
@@ -62,29 +104,7 @@ def load(path: str | Path | None) -> dict[str, float]:
     return points
 
 
-@dataclass(frozen=True)
-class BonusRule:
-    """The rubric's [bonus] table: ``points`` beside the score when the fitted exponent of the cost per event is
-    below ``exponent_below``, the cost per event at the largest N at most ``cost_ratio_below`` times the
-    reference's, and the answers at the largest N are right (grader.grading.efficiency)."""
-
-    exponent_below: float = 1.5
-    points: float = 5.0
-    #: Gradescope's score includes the bonus only when this is true.
-    in_gradescope_score: bool = False
-    #: The search over all pairs, vectorised, costs about 340 times the reference per event at N = 400 (sandbox
-    #: against grader, numba compiled); a pad that flattens the exponent only adds to that.
-    cost_ratio_below: float = 100.0
-
-
-def load_bonus(path: str | Path | None) -> BonusRule | None:
-    """The [bonus] table of the rubric at ``path``, if it has one (None: no bonus, the default)."""
-    if path is None:
-        return None
-    try:
-        table = tomllib.loads(Path(path).read_text()).get("bonus")
-    except (OSError, tomllib.TOMLDecodeError):
-        return None  # load() reports an unreadable rubric, naming the cause
+def _bonus(table: object, path: Path) -> BonusRule | None:
     if table is None:
         return None
     if not isinstance(table, dict) or set(table) - {"exponent_below", "points", "in_gradescope_score",
@@ -103,20 +123,7 @@ def load_bonus(path: str | Path | None) -> BonusRule | None:
                      gradescope, float(table.get("cost_ratio_below", rule.cost_ratio_below)))
 
 
-def load_traced_excuse(path: str | Path | None) -> bool:
-    """The rubric's ``[grading] excuse_traced`` (false unless it says true): whether a test of minimum_contact_time
-    whose failing cases are all traced to a wrong helper (grader.grading.tracing) still earns its points.
-
-    Off by default: the trace rests on replays of the helper in boxes where nothing is graded, and a red team's
-    file that told those boxes apart made its helper look wrong only there, and had its own bug excused (77.25
-    points against 61). On, a student whose helper is wrong loses its points once, not again in its caller.
-    """
-    if path is None:
-        return False
-    try:
-        table = tomllib.loads(Path(path).read_text()).get("grading", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return False  # load() reports an unreadable rubric, naming the cause
+def _excuse_traced(table: object, path: Path) -> bool:
     value = table.get("excuse_traced", False) if isinstance(table, dict) else False
     if not isinstance(value, bool):
         raise RubricError(f"rubric {path}: [grading] excuse_traced must be true or false; got {value!r}")

@@ -114,7 +114,8 @@ def settings_from(hidden_visibility: str, rubric_text: str | None, limits: Limit
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "rubric.toml"
             path.write_text(rubric_text)
-            points, bonus, excuse = rubric.load(path), rubric.load_bonus(path), rubric.load_traced_excuse(path)
+            chosen = rubric.read(path)
+            points, bonus, excuse = chosen.points, chosen.bonus, chosen.excuse_traced
     return GradingSettings(points, limits, allow_weak_isolation, hidden_visibility, bonus, excuse)
 
 

@@ -59,7 +59,7 @@ class GradingSettings:
     hidden_visibility: str = rubric.DEFAULT_HIDDEN_VISIBILITY
     #: The rubric's [bonus] table (efficiency bonus), if it has one.
     bonus: rubric.BonusRule | None = None
-    #: The rubric's [grading] excuse_traced (rubric.load_traced_excuse).
+    #: The rubric's [grading] excuse_traced (rubric.Rubric.excuse_traced).
     excuse_traced: bool = False
 
     def options(self, hide: tuple[Path, ...] = ()) -> GradeOptions:
@@ -115,7 +115,7 @@ def limits_from_table(table: dict, where: str) -> Limits:
 
 def load(path: Path) -> GradingSettings:
     """The settings in ``path``; SettingsError (or rubric.RubricError) says what to fix."""
-    points = rubric.load(path)
+    chosen = rubric.read(path)
     data = tomllib.loads(path.read_text())
     limits = limits_from_table(data.get("limits", {}), str(path))
     grading = data.get("grading", {})
@@ -130,7 +130,7 @@ def load(path: Path) -> GradingSettings:
     if visibility not in VISIBILITIES:
         raise SettingsError(f"{path}: [grading] hidden_visibility {visibility!r}: choose one of "
                             f"{', '.join(VISIBILITIES)}")
-    return GradingSettings(points, limits, weak, visibility, rubric.load_bonus(path), rubric.load_traced_excuse(path))
+    return GradingSettings(chosen.points, limits, weak, visibility, chosen.bonus, chosen.excuse_traced)
 
 
 def grader_version() -> str:

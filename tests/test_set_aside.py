@@ -1,0 +1,113 @@
+"""With the traced excuse off (the default), the reported case of each failing test is audited once the grading's
+box is closed (grader.grading.set_aside.reported_cases), and the box is never renewed: nothing an audit does can
+reach a graded answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.grading import runner, set_aside, tracing
+from grader.grading.causes import WRONG
+from grader.grading.report import FAILED, PASSED, SET_ASIDE, Verdict
+from grader.properties import oracle
+from grader.properties.property import Property
+from grader.sandbox import client
+
+from .test_grader_corpus import BUGS
+from .test_helper_audit import REQUEST, FakeReplayer, ctg_call, returned_with
+
+pytestmark = pytest.mark.skipif(not oracle.available(), reason="the audit needs the reference")
+
+
+def prop(item: str) -> Property:
+    return Property(item, "t", "t", lambda: None, lambda session, case: None)  # type: ignore[arg-type, return-value]
+
+
+#: A failing minimum_contact_time case whose one helper call answered 5.0 where the reference answers 1.0.
+WRONG_HELPER_CASE = (("minimum_contact_time", REQUEST, returned_with(ctg_call(5.0))),)
+
+
+def test_a_reported_case_resting_on_a_helper_that_failed_its_tests_is_set_aside_naming_it():
+    auditor = FakeReplayer(5.0)  # the helper, replayed alone, answers what its record says: the record is confirmed
+    verdicts = set_aside.reported_cases([(prop("contact_time_grains"), Verdict(FAILED, "wrong root")),
+                                         (prop("minimum_contact_time"), Verdict(FAILED, "late", "",
+                                                                                None, WRONG_HELPER_CASE))],
+                                        auditor)  # type: ignore[arg-type]
+    assert verdicts[0] == Verdict(FAILED, "wrong root")
+    assert verdicts[1].outcome == SET_ASIDE and verdicts[1].cause is not None
+    assert verdicts[1].cause.kind == WRONG and verdicts[1].cause.function == "contact_time_grains"
+    assert "fix contact_time_grains first" in verdicts[1].message and "contact_time_grains(" in verdicts[1].snippet
+
+
+@pytest.mark.parametrize("helper", [Verdict(PASSED), Verdict(SET_ASIDE, "rests on another")])
+def test_a_helper_that_failed_no_test_of_its_own_is_never_blamed(helper: Verdict):
+    """A helper that passed, or whose tests were only set aside (they rest on its own helper), is no suspect: the
+    caller's case stays its own failure, audited by nobody."""
+    auditor = FakeReplayer(5.0)
+    failing = Verdict(FAILED, "late", "", None, WRONG_HELPER_CASE)
+    verdicts = set_aside.reported_cases([(prop("contact_time_grains"), helper),
+                                         (prop("minimum_contact_time"), failing)], auditor)  # type: ignore[arg-type]
+    assert verdicts == [helper, failing] and auditor.calls == 0
+
+
+def test_a_record_the_replay_does_not_confirm_leaves_the_failure_standing():
+    auditor = FakeReplayer(1.0)  # replayed, the helper answers right: its record lied
+    failing = Verdict(FAILED, "late", "", None, WRONG_HELPER_CASE)
+    verdicts = set_aside.reported_cases([(prop("contact_time_grains"), Verdict(FAILED, "wrong root")),
+                                         (prop("minimum_contact_time"), failing)], auditor)  # type: ignore[arg-type]
+    assert verdicts[1] == failing and auditor.calls == 1
+
+
+def wrong_root_file(tmp_path: Path) -> Path:
+    bug, source, _, changes = BUGS[0]
+    assert bug == "wrong root"
+    text = source.read_text()
+    for old, new in changes:
+        text = text.replace(old, new)
+    path = tmp_path / "granularGas.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("excuse", [False, True])
+def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_them_sooner(tmp_path, monkeypatch,
+                                                                                         excuse: bool):
+    """A real file with a wrong helper, whose callers' tests fail on cases resting on it. Without the excuse, every
+    audit replay comes after the last call of the grading's box and its closing, and the box is never renewed; with
+    it, the search audits as it goes, and the box is renewed after each test whose failures were audited (a red
+    team's file timed the audits from the grading's box)."""
+    events: list[str] = []
+
+    class Grading(client.Sandbox):
+        def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+            events.append("graded call")
+            return super().call(name, *args, **kwargs)
+
+        def renew(self) -> None:
+            events.append("renewed")
+            super().renew()
+
+        def close(self) -> None:
+            events.append("closed")
+            super().close()
+
+    replay = tracing.FreshBox.call
+
+    def replayed(self: tracing.FreshBox, name: str, *args: Any, record: int = 0) -> Any:
+        events.append("replay")
+        return replay(self, name, *args, record=record)
+
+    monkeypatch.setattr(runner, "Sandbox", Grading)
+    monkeypatch.setattr(tracing.FreshBox, "call", replayed)
+    graded = runner.grade_file(wrong_root_file(tmp_path), runner.GradeOptions(excuse_traced=excuse))
+    set_aside_tests = [r for r in graded.results if r.outcome == SET_ASIDE and r.prop.item == "update"]
+    assert set_aside_tests and all("fix contact_time_grains first" in r.message for r in set_aside_tests)
+    assert "replay" in events
+    last_graded, first_replay = max(k for k, e in enumerate(events) if e == "graded call"), events.index("replay")
+    if excuse:
+        assert first_replay < last_graded and "renewed" in events
+    else:
+        assert "renewed" not in events and last_graded < events.index("closed") < first_replay

@@ -201,21 +201,34 @@ def as_text(report: GradeReport) -> str:
         return "\n".join(lines) + "\n"
     graded = items(report)
     lines += [""] + table(graded)
-    failing = {item.name for item in graded if item.failed}
+    failing = {item.name: item for item in graded if item.failed}
     detailed = 0
     for item in graded:
         if item.causes or not item.failed:
             continue
         scenario = spec.SCENARIOS[spec.SCENARIO_NAMES.index(item.name)] if item.name in spec.SCENARIO_NAMES else None
-        blocked = sorted(set(scenario.uses) & failing, key=STATEMENT_ORDER.index) if scenario else []
+        blocked = sorted(set(scenario.uses) & set(failing), key=STATEMENT_ORDER.index) if scenario else []
         leads = not blocked and detailed < DETAILED_ITEMS
         detailed += leads and any(r.cause is None or r.cause.function == item.name for r in item.failed)
         lines += failures(item, leads)
         if blocked:
-            lines.append(_cap(f"({item.name} runs {', '.join(blocked)}: fix their own failures first)",
-                              SHORT_MESSAGE))
+            lines.append(_cap(blocked_line(item.name, [failing[name] for name in blocked]), SHORT_MESSAGE))
     lines += ["", *advice(report, graded)]
     return "\n".join(lines) + "\n"
+
+
+def blocked_line(scenario: str, blocked: list[Item]) -> str:
+    """The line under a scenario that runs failing functions: which to fix first. A function whose failures all
+    rest on others (its tests set aside for a wrong helper, or waiting on an unwritten one) sends to those."""
+    first: list[str] = []
+    for item in blocked:
+        causes = [r.cause for r in item.failed]
+        if all(cause is not None and cause.function != item.name for cause in causes):
+            first += [cause.function for cause in causes if cause is not None]
+        else:
+            first.append(item.name)
+    fix = sorted(dict.fromkeys(first), key=lambda name: STATEMENT_ORDER.index(name) if name in STATEMENT_ORDER else -1)
+    return f"({scenario} runs {', '.join(item.name for item in blocked)}: fix {', '.join(fix)} first)"
 
 
 #: What to do about an item's cause.

@@ -15,6 +15,7 @@ from grader.grading.report import FAILED, PASSED, SET_ASIDE, Verdict
 from grader.properties import oracle
 from grader.properties.property import Property
 from grader.sandbox import client
+from grader.sandbox.calls import Returned
 
 from .test_grader_corpus import BUGS
 from .test_helper_audit import REQUEST, FakeReplayer, ctg_call, returned_with
@@ -111,3 +112,16 @@ def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_the
         assert first_replay < last_graded and "renewed" in events
     else:
         assert "renewed" not in events and last_graded < events.index("closed") < first_replay
+
+
+def test_a_reported_case_keeps_only_the_calls_its_audit_reads():
+    """The function's own calls that made helper calls, the first REPORTED_CALLS_KEPT of them: a red team's file
+    made every reported case hold 200 replies of the largest size until the box closed (1.2 GB in the grader)."""
+    quiet = Returned(None, (), (), 0)  # made no helper call
+    fat = returned_with(ctg_call(5.0))
+    calls = [("minimum_contact_time", REQUEST, quiet), ("contact_time_grains", REQUEST, fat)]
+    calls += [("minimum_contact_time", REQUEST, fat)] * (set_aside.REPORTED_CALLS_KEPT + 5)
+    kept = set_aside.audited_calls(calls, "minimum_contact_time")
+    assert len(kept) == set_aside.REPORTED_CALLS_KEPT and all(
+        name == "minimum_contact_time" and returned is fat for name, _, returned in kept)
+    assert set_aside.audited_calls(calls, "c12_row") == ()

@@ -13,8 +13,9 @@ Two moments use it:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from grader.grading import audit, tracing
@@ -25,6 +26,19 @@ from grader.properties import oracle
 from grader.properties.property import Property
 from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT, Returned
 from grader.sandbox.client import SubmissionError
+
+#: The calls of a reported case kept for its audit, at most: the first of the function's own calls that made helper
+#: calls. What the audit reads of a call is bounded (its reply, calls.AUDIT_CALLS_KEPT records); this bounds how many
+#: such replies the grading keeps until its box is closed (a red team's file made every reported case hold 200 of
+#: the largest: 1.2 GB in the grader's process).
+REPORTED_CALLS_KEPT = 8
+
+
+def audited_calls(calls: Iterable[tuple[str, tuple[Any, ...], Returned]], item: str) -> CaseCalls:
+    """Of a reported case's calls, those its audit reads (spoiled_by): the first REPORTED_CALLS_KEPT calls of
+    ``item`` itself that made helper calls."""
+    return tuple(islice(((name, args, returned) for name, args, returned in calls
+                         if name == item and returned.helper_calls_total), REPORTED_CALLS_KEPT))
 
 
 def spoiled_by(calls: CaseCalls, item: str, suspects: frozenset[str], auditor: tracing.Recorder,

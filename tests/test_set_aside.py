@@ -125,3 +125,19 @@ def test_a_reported_case_keeps_only_the_calls_its_audit_reads():
     assert len(kept) == set_aside.REPORTED_CALLS_KEPT and all(
         name == "minimum_contact_time" and returned is fat for name, _, returned in kept)
     assert set_aside.audited_calls(calls, "c12_row") == ()
+
+
+def test_a_box_for_replays_stops_restarting_a_child_that_keeps_ending(tmp_path, monkeypatch):
+    """A red team's file ended the auditor's child in every replay: each replay started a new child, charged to no
+    budget, hundreds per audited call. After tracing.STOPS_ALLOWED such replays, the box refuses the next ones
+    without starting anything (a refused replay confirms nothing)."""
+    path = tmp_path / "granularGas.py"
+    path.write_text("import os\n\n\ndef contact_time_grains(x1, x2, v1, v2, R1, R2):\n    os._exit(3)\n")
+    boots = []
+    boot = client.Sandbox._boot
+    monkeypatch.setattr(client.Sandbox, "_boot", lambda self: boots.append(1) or boot(self))
+    with tracing.FreshBox(path, runner.GradeOptions().limits) as box:
+        for _ in range(tracing.STOPS_ALLOWED + 4):
+            with pytest.raises(client.ChildDied):
+                box.call("contact_time_grains", *REQUEST[:2], *REQUEST[:2], 1.0, 1.0)
+    assert len(boots) == tracing.STOPS_ALLOWED and box.stops == tracing.STOPS_ALLOWED

@@ -26,7 +26,7 @@ from grader.grading.audit import (
 )
 from grader.grading.reference_answers import prefetch, reference_answer, same_time
 from grader.sandbox.calls import HelperCall, Returned
-from grader.sandbox.client import Sandbox
+from grader.sandbox.client import CallTimeout, ChildDied, ProtocolViolation, Sandbox
 from grader.spec.limits import Limits
 
 
@@ -34,6 +34,12 @@ class Recorder(Protocol):
     """Calls the submission's functions recording the first ``record`` calls each makes to its others (a Sandbox)."""
 
     def call(self, name: str, *args: Any, record: int = ...) -> Returned: ...
+
+
+#: Replays a FreshBox makes after this many of them ended its child: none (each would start a new child, charged to
+#: no budget; a red team's file ended the auditor's child in every replay, hundreds per audited call). A replay
+#: refused confirms nothing, as one that fails.
+STOPS_ALLOWED = 3
 
 
 class FreshBox:
@@ -54,14 +60,21 @@ class FreshBox:
         self.box: Sandbox | None = None
         self.calls = 0  # replays made here so far: with the traced excuse, the grading renews its own box after a test
         # that made any
+        self.stops = 0  # replays that ended the child (a timeout, a crash, a protocol breach)
 
     def call(self, name: str, *args: Any, record: int = 0) -> Returned:
         self.calls += 1
+        if self.stops >= STOPS_ALLOWED:
+            raise ChildDied(f"no more replays: the child stopped {self.stops} times in this box")
         if self.box is None:
             box = Sandbox(self.path, self.limits, self.hide)
             box.__enter__()  # kept only once started: close() never ends a box that did not start
             self.box = box
-        return self.box.call(name, *args, record=record)
+        try:
+            return self.box.call(name, *args, record=record)
+        except (CallTimeout, ChildDied, ProtocolViolation):
+            self.stops += 1
+            raise
 
     def close(self) -> None:
         if self.box is not None:

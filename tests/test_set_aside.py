@@ -141,3 +141,43 @@ def test_a_box_for_replays_stops_restarting_a_child_that_keeps_ending(tmp_path, 
             with pytest.raises(client.ChildDied):
                 box.call("contact_time_grains", *REQUEST[:2], *REQUEST[:2], 1.0, 1.0)
     assert len(boots) == tracing.STOPS_ALLOWED and box.stops == tracing.STOPS_ALLOWED
+
+
+def test_a_session_keeps_the_helper_records_of_the_audited_function_only():
+    """The records of other functions' calls are never audited: a red team's file sent the largest records in each
+    of the 200 calls of a scenario's reported case, all held at once (5 GB in the grader's process)."""
+    from grader.grading.search import Session
+
+    fat = returned_with(ctg_call(5.0))
+
+    class Child:
+        def call(self, name: str, *args: Any, record: int = 0) -> Returned:
+            return fat
+
+    session = Session(Child(), audited="update")  # type: ignore[arg-type]
+    assert session.call("minimum_contact_time") is fat and session.call("update") is fat
+    assert [len(returned.helper_calls) for _, _, returned in session.returns] == [0, 1]
+    assert session.returns[0][2].helper_calls_total == 1  # how many there were is kept
+
+
+def test_a_file_ending_the_auditors_child_in_every_replay_starts_few_children(tmp_path, monkeypatch):
+    """tests/audit_samples/auditor_crash_loop.py (a red team's): its wrong helper, replayed by the auditor on a
+    made-up pair it asked about 520 times in each caller's case, ends the child. Each replay started a new child:
+    a batch's grading of it ran past its 15-minute backstop ("grader error", no grade). Now the auditor refuses
+    replays after three such ends; the file scores as without its trick."""
+    text = (Path(__file__).parent / "audit_samples" / "auditor_crash_loop.py").read_text()
+    assert "TRICK = True" in text
+    boots = []
+    boot = client.Sandbox._boot
+    monkeypatch.setattr(client.Sandbox, "_boot", lambda self: boots.append(1) or boot(self))
+    scores = []
+    for name, trick in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
+        path = tmp_path / name / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(trick)
+        boots.clear()
+        options = runner.GradeOptions(only=("contact_time_grains", "minimum_contact_time"))
+        scores.append(runner.grade_file(path, options).score)
+        if name == "attack":
+            assert len(boots) <= 2 + tracing.STOPS_ALLOWED, len(boots)  # the grading's box, the auditor's restarts
+    assert scores[0] == scores[1]

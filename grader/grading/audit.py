@@ -16,10 +16,13 @@ failed one of its own tests:
    the recorded answer? (The records come from the submission's process: a
    record that a replay does not confirm is a lie, and is ignored.)
 
-If so, the case is *spoiled*: it counts neither for nor against F, and the
-feedback says to fix H first. Lying in the records can therefore only lose
-points: an unconfirmed record changes nothing, a confirmed one shows a real
-bug of H, which H pays for in its own tests. ``update`` is never audited as
+If so, the case is *spoiled*: the feedback says to fix H first, and F's test is
+set aside, earning nothing until H is fixed (grader.grading.set_aside: by
+default only the reported case is audited, once the grading's box is closed;
+with the traced excuse, every failing case as the search meets it, where a
+spoiled case counts neither for nor against F). Lying in the records can
+therefore only lose points: an unconfirmed record changes nothing, a
+confirmed one shows a real bug of H, which H pays for in its own tests. ``update`` is never audited as
 a helper: the reference never runs on durations the grader did not choose.
 Whether such a case may still count for F (its wrong answer is the one H's
 makes it) is :mod:`grader.grading.tracing`'s question.

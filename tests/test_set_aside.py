@@ -181,3 +181,26 @@ def test_a_file_ending_the_auditors_child_in_every_replay_starts_few_children(tm
         if name == "attack":
             assert len(boots) <= 2 + tracing.STOPS_ALLOWED, len(boots)  # the grading's box, the auditor's restarts
     assert scores[0] == scores[1]
+
+
+def test_a_file_whose_replays_wait_within_each_calls_limits_gets_few_replays(tmp_path, monkeypatch):
+    """tests/audit_samples/auditor_slow_replays.py (a second red team's): each replay of its made-up pair spends a
+    little CPU and sleeps, within one call's limits, and answers other than its record, so the audit goes on to the
+    next: 21 minutes of replays after its tests had ended. A box for replays now stops after REPLAY_CPU_SECONDS of
+    its child's CPU or REPLAY_IDLE_SECONDS waited (made 1 s here, the sleeps 0.3 s, to keep the test short)."""
+    text = (Path(__file__).parent / "audit_samples" / "auditor_slow_replays.py").read_text()
+    assert "BURN = 0.45\nSLEEP = 4.2\n" in text
+    path = tmp_path / "granularGas.py"
+    path.write_text(text.replace("BURN = 0.45\nSLEEP = 4.2\n", "BURN = 0.05\nSLEEP = 0.3\n"))
+    monkeypatch.setattr(tracing, "REPLAY_IDLE_SECONDS", 1.0)
+    replays = []
+    call = client.Sandbox.call
+
+    def counted(self: client.Sandbox, name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "contact_time_grains" and float(args[1][0]) == 3.0 and float(args[4]) == 0.5:
+            replays.append(name)  # the made-up pair, asked by the grader: an auditor's replay
+        return call(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(client.Sandbox, "call", counted)
+    graded = runner.grade_file(path, runner.GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
+    assert graded.status == "graded" and len(replays) <= 6, len(replays)

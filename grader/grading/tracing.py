@@ -71,8 +71,7 @@ class FreshBox:
         self.calls += 1
         if self.stops >= STOPS_ALLOWED:
             raise ChildDied(f"no more replays: the child stopped {self.stops} times in this box")
-        if self.box is not None and (sum(self.box.spent.values()) + self.box.import_cpu > REPLAY_CPU_SECONDS
-                                     or self.box.idle > REPLAY_IDLE_SECONDS):
+        if self.box is not None and (self.box.cpu_spent > REPLAY_CPU_SECONDS or self.box.idle > REPLAY_IDLE_SECONDS):
             raise CallTimeout(f"no more replays: this box's replays used more than {REPLAY_CPU_SECONDS:g} s of CPU "
                               f"or waited more than {REPLAY_IDLE_SECONDS:g} s")
         if self.box is None:

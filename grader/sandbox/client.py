@@ -160,10 +160,14 @@ class Sandbox:
             raise SandboxFault("the sandbox could not start: the child's first message was not 'booted'")
         return channel
 
+    @property
+    def cpu_spent(self) -> float:
+        """CPU seconds the submission's processes used in this sandbox: its calls and imports."""
+        return sum(self.spent.values()) + self.import_cpu
+
     def _idle_left(self) -> float:
         """Seconds the calls and imports may still wait beyond their CPU time (Limits.idle_seconds)."""
-        used = sum(self.spent.values()) + self.import_cpu
-        return self.limits.idle_seconds + IDLE_PER_CPU_SECOND * used - self.idle
+        return self.limits.idle_seconds + IDLE_PER_CPU_SECOND * self.cpu_spent - self.idle
 
     def _import(self) -> None:
         assert self._channel is not None

@@ -70,15 +70,22 @@ def read(path: str | Path | None) -> Rubric:
         return Rubric(default_points())
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise RubricError(f"rubric {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RubricError(f"rubric {path}: cannot be read ({exc})") from None
+    return parse(text, str(path))
+
+
+def parse(text: str, name: str) -> Rubric:
+    """The rubric whose TOML text is ``text``; RubricError naming it ``name`` and what to fix."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise RubricError(f"rubric {path}: not valid TOML ({exc})") from None
-    return Rubric(_points(data.get("points"), path), _bonus(data.get("bonus"), path),
-                  _excuse_traced(data.get("grading", {}), path))
+        raise RubricError(f"rubric {name}: not valid TOML ({exc})") from None
+    return Rubric(_points(data.get("points"), name), _bonus(data.get("bonus"), name),
+                  _excuse_traced(data.get("grading", {}), name))
 
 
 def load(path: str | Path | None) -> dict[str, float]:
@@ -86,7 +93,7 @@ def load(path: str | Path | None) -> dict[str, float]:
     return read(path).points
 
 
-def _points(table: object, path: Path) -> dict[str, float]:
+def _points(table: object, path: str) -> dict[str, float]:
     points = default_points()
     if not isinstance(table, dict):
         raise RubricError(f"rubric {path}: it needs a [points] table, e.g.\n[points]\nupdate = 25")
@@ -104,7 +111,7 @@ def _points(table: object, path: Path) -> dict[str, float]:
     return points
 
 
-def _bonus(table: object, path: Path) -> BonusRule | None:
+def _bonus(table: object, path: str) -> BonusRule | None:
     if table is None:
         return None
     if not isinstance(table, dict) or set(table) - {"exponent_below", "points", "in_gradescope_score",
@@ -123,7 +130,7 @@ def _bonus(table: object, path: Path) -> BonusRule | None:
                      gradescope, float(table.get("cost_ratio_below", rule.cost_ratio_below)))
 
 
-def _excuse_traced(table: object, path: Path) -> bool:
+def _excuse_traced(table: object, path: str) -> bool:
     value = table.get("excuse_traced", False) if isinstance(table, dict) else False
     if not isinstance(value, bool):
         raise RubricError(f"rubric {path}: [grading] excuse_traced must be true or false; got {value!r}")

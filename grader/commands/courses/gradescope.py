@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -109,14 +108,9 @@ def settings_from(hidden_visibility: str, rubric_text: str | None, limits: Limit
     """The bundle's settings from the command's values (a rubric's text: checked like a rubric file)."""
     if hidden_visibility not in VISIBILITIES:
         raise BundleError(f"--hidden-visibility {hidden_visibility}: choose one of {', '.join(VISIBILITIES)}")
-    points, bonus, excuse = rubric.default_points(), None, False
-    if rubric_text is not None:
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "rubric.toml"
-            path.write_text(rubric_text)
-            chosen = rubric.read(path)
-            points, bonus, excuse = chosen.points, chosen.bonus, chosen.excuse_traced
-    return GradingSettings(points, limits, allow_weak_isolation, hidden_visibility, bonus, excuse)
+    chosen = rubric.read(None) if rubric_text is None else rubric.parse(rubric_text, "given to gradescope-zip")
+    return GradingSettings(chosen.points, limits, allow_weak_isolation, hidden_visibility, chosen.bonus,
+                           chosen.excuse_traced)
 
 
 def _executable(bundle: zipfile.ZipFile, name: str, text: str) -> None:

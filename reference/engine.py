@@ -7,8 +7,9 @@ dt solved in time order, t + dt returned) and agrees with :func:`reference.vecto
 How it works, as in the event-driven codes of the literature (Rapaport, Lubachevsky, Pöschel and Schwager):
 
 - **Lazy positions.** Each grain carries its own time; only the grains in an event are moved to it.
-- **Event queue.** A (4-ary) min-heap in arrays (:mod:`reference.engine_heap`); each grain owns at most one live
-  entry, its earliest event; per-grain collision counters mark the entries that went stale.
+- **Event queue.** A tournament tree over the grains (:mod:`reference.engine_queue`): each grain owns one slot, its
+  earliest event, replaced when it collides; per-grain collision counters mark the events whose partner collided
+  since (stale: the owner's next event is predicted again).
 - **Cell list.** A grid of cells at least one contact distance wide over the box around the grains' initial places:
   a grain meets only grains of its 3 x 3 cells (plus grains outside the grid, which meet everybody), and leaving a
   cell is an event of its own. Walls are any lines (any orientation, any number), checked for every grain.
@@ -43,7 +44,7 @@ import numpy as np
 
 from reference.contacts import wall_frame
 from reference.engine_core import COLLAPSED, run
-from reference.engine_heap import COMPILED
+from reference.engine_queue import COMPILED
 from reference.events import MAX_CONTACTS_PER_ADVANCE, InelasticCollapseError
 
 # The other five functions of the homework, so that this module can stand in for reference.vectorised as the

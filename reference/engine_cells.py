@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from reference.engine_heap import jit
+from reference.engine_queue import jit
 
 
 @jit

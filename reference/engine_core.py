@@ -1,12 +1,12 @@
 """The loop of :mod:`reference.engine`: event-driven hard disks with a cell list and lazy positions.
 
 Each grain a carries its own time ``tg[a]``: ``x[a]`` is its position then, and ``x[a] + v[a] (T - tg[a])`` at any
-later T until it collides. Each grain owns at most one live entry in the event queue (:mod:`reference.engine_heap`),
-its earliest event: a contact with a grain or a wall, leaving its cell, or entering the grid from outside. A popped
-entry is dropped if its owner collided since (owner's counter changed); if only the partner did, the owner's next
-event is predicted afresh. Every new possible contact of a grain is found by whichever of the two grains changed last.
-The entry just handled is replaced in place (one sift of the heap, not two) when its owner gets a new event. Events of
-equal times come out in reference.events.earliest_contact's order (see :func:`rank`).
+later T until it collides. Each grain owns one slot in the event queue (:mod:`reference.engine_queue`), its earliest
+event: a contact with a grain or a wall, leaving its cell, or entering the grid from outside. A grain that collides
+gets its next event at once, in place of the old one; an event whose partner collided since (partner's counter
+changed) is stale, and its owner's next event is predicted afresh when it comes up. Every new possible contact of a
+grain is found by whichever of the two grains changed last. Events of equal times come out in
+reference.events.earliest_contact's order (see :func:`rank`).
 
 When a grain changes cell, only the newly adjacent cells are searched: its earliest contact found before (its memo)
 still stands unless that partner has collided since, in which case everything is searched again. The state of a grain
@@ -27,7 +27,7 @@ import numpy as np
 
 from reference.conventions import NO_CONTACT
 from reference.engine_cells import crossing_time, entry_time, move_cell, place, set_outside
-from reference.engine_heap import before, compact, jit, pop, push, replace_top
+from reference.engine_queue import before, drop, empty_queue, jit, schedule
 
 #: Status codes of :func:`run`.
 DONE, COLLAPSED = 0, 1
@@ -205,20 +205,18 @@ def nearest_contact(a, t, la, lb, axis, grains, walls, grid, n_out):
 
 
 @jit
-def predict(a, t, t_end, la, lb, axis, at_top, grains, walls, grid, queue):
-    """Queue grain a's earliest event after t (a at time t), if it falls in [t, t_end].
+def predict(a, t, t_end, la, lb, axis, grains, walls, grid, queue, outside):
+    """Make grain a's earliest event after t (a at time t) its event in the queue, or none if it falls after t_end.
 
     Contacts as in :func:`nearest_contact`; grid events have codes n (leave the cell along x), n + 1 (along y) and
-    n + 2 (enter the grid). ``at_top``: the earliest entry of the queue is a's own, just handled: the new entry
-    replaces it (or it is dropped if there is none).
+    n + 2 (enter the grid).
     grains = (x, v, tg, R, count, memo_t, memo_i, orig), walls = (origins, normals),
-    grid = (gf, gi, cell, head, nxt, out_list), queue = (misc, ht, hk, hi).
+    grid = (gf, gi, cell, head, nxt, out_list), queue: engine_queue.empty_queue's; outside: grains outside the grid.
     """
     x, v, count, orig = grains[0], grains[1], grains[4], grains[7]
     gf, gi, cell = grid[0], grid[1], grid[2]
-    misc, ht, hk, hi = queue
     n = len(x)
-    best, partner = nearest_contact(a, t, la, lb, axis, grains, walls, grid, misc[0])
+    best, partner = nearest_contact(a, t, la, lb, axis, grains, walls, grid, outside)
     if cell[a, 0] >= 0:
         tx = t + crossing_time(x[a, 0], v[a, 0], gf[0], gf[2], cell[a, 0])
         ty = t + crossing_time(x[a, 1], v[a, 1], gf[1], gf[3], cell[a, 1])
@@ -231,16 +229,10 @@ def predict(a, t, t_end, la, lb, axis, at_top, grains, walls, grid, queue):
         if te < best:
             best, partner = te, n + 2
     if not best <= t_end:
-        if at_top:
-            misc[1] = pop(ht, hk, hi, misc[1])
+        drop(queue, a)
         return
     cb = count[partner] if 0 <= partner < n else 0
-    if at_top:
-        replace_top(ht, hk, hi, misc[1], best, a, partner, count[a], cb, rank(a, partner, n, orig))
-        return
-    if misc[1] == len(ht):
-        misc[1] = compact(ht, hk, hi, misc[1], count)
-    misc[1] = push(ht, hk, hi, misc[1], best, a, partner, count[a], cb, rank(a, partner, n, orig))
+    schedule(queue, a, best, rank(a, partner, n, orig), partner, cb)
 
 
 @jit
@@ -293,7 +285,7 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
     Returns:
       (status, contacts, pairs, la, lb, t_last, events): DONE or COLLAPSED, contacts solved, how many of them
       were grain-grain (the rest hit walls), the last contact, the time of the last one, events popped (contacts,
-      cell changes and stale entries).
+      cell changes and events whose partner had collided since).
     """
     n = len(x)
     # One cache line per grain: x, v, own time, radius, mass side by side (views of one (n, 8) array).
@@ -307,28 +299,25 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
     head = np.full(gi[0] * gi[1], -1, np.int32)
     nxt, prv = np.empty(n, np.int32), np.empty(n, np.int32)
     out_list, out_pos = np.empty(n, np.int32), np.empty(n, np.int32)
-    misc = np.zeros(2, np.int64)  # grains outside the grid, entries in the heap
-    ht, hk, hi = np.empty(2 * n + 16), np.empty(2 * n + 16, np.int64), np.empty((2 * n + 16, 4), np.int32)
+    misc = np.zeros(1, np.int64)  # grains outside the grid
+    queue = empty_queue(n)
+    nt, nw, ei = queue[0], queue[1], queue[3]
     grains, walls = (x, v, tg, R, count, memo_t, memo_i, orig), (wo, wn)
-    grid, queue = (gf, gi, cell, head, nxt, out_list), (misc, ht, hk, hi)
+    grid = (gf, gi, cell, head, nxt, out_list)
     for a in range(n):
         place(a, x, gf, gi, cell, head, nxt, prv)
     for a in range(n):
-        predict(a, 0.0, t_end, la, lb, -1, False, grains, walls, grid, queue)
+        predict(a, 0.0, t_end, la, lb, -1, grains, walls, grid, queue, misc[0])
     contacts, pairs, events, t_last = 0, 0, 0, 0.0
-    while misc[1] > 0 and ht[0] <= t_end:
-        t = ht[0]
-        a, p, ca, cb = hi[0, 0], hi[0, 1], hi[0, 2], hi[0, 3]
+    while nt[1] <= t_end:  # the earliest event (inf once no grain has one)
+        t, a = nt[1], nw[1]
+        p, cb = ei[a, 0], ei[a, 1]
         events += 1
-        if count[a] != ca:  # a collided since: its next event was predicted then
-            misc[1] = pop(ht, hk, hi, misc[1])
-            continue
-        # From here on the top entry is a's: predict(a, ..., at_top=True) replaces it.
         sync(x, v, tg, a, t)
         axis = -1
         if p < n:
             if p >= 0 and count[p] != cb:  # the partner changed course: look again
-                predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
+                predict(a, t, t_end, la, lb, -1, grains, walls, grid, queue, misc[0])
                 continue
             contacts += 1
             t_last = t
@@ -337,9 +326,9 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
             if p >= 0:
                 pairs += 1
             la, lb = solve(a, p, t, x, v, tg, m, wn, r, rw, count, gf[4])
-            predict(a, t, t_end, la, lb, -1, True, grains, walls, grid, queue)
+            predict(a, t, t_end, la, lb, -1, grains, walls, grid, queue, misc[0])
             if p >= 0:
-                predict(p, t, t_end, la, lb, -1, False, grains, walls, grid, queue)
+                predict(p, t, t_end, la, lb, -1, grains, walls, grid, queue, misc[0])
             continue
         if p == n + 2:
             set_outside(a, False, out_list, out_pos, misc)
@@ -347,7 +336,7 @@ def run(x, v, R, m, wo, wn, r, rw, t_end, la, lb, max_contacts, gf, gi, orig):
         else:
             axis = p - n
             move_cell(a, axis, x, v, gf, gi, cell, head, nxt, prv, out_list, out_pos, misc)
-        predict(a, t, t_end, la, lb, axis, True, grains, walls, grid, queue)
+        predict(a, t, t_end, la, lb, axis, grains, walls, grid, queue, misc[0])
     for a in range(n):
         sync(x, v, tg, a, t_end)
     x_out[:, :], v_out[:, :] = x, v

@@ -26,7 +26,7 @@ from grader.grading.cases import CaseBook
 from grader.grading.causes import NO_IMPORT, Cause, wrong_helper
 from grader.grading.paths import SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult, Verdict
-from grader.grading.search import run_property
+from grader.grading.search import Audits, run_property
 from grader.grading.tracing import FreshBox
 from grader.properties import oracle
 from grader.properties.property import Property
@@ -199,8 +199,8 @@ def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, Se
     if options.excuse_traced:
         suspects = frozenset(p.item for p, verdict, _ in graded if set_aside.suspect(verdict) and p.item != prop.item)
     replays = auditor.calls + confirmer.calls
-    verdict = run_property(sandbox, prop, suspects, book.replay(prop), paths, confirmer, auditor,
-                           options.excuse_traced)
+    verdict = run_property(sandbox, prop, suspects, book.replay(prop), paths, Audits(confirmer, auditor,
+                                                                                     options.excuse_traced))
     if auditor.calls + confirmer.calls > replays:
         sandbox.renew()
     if verdict.outcome == PASSED and (unproved := _unproved(prop, graded)):

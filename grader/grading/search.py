@@ -33,25 +33,34 @@ from grader.sandbox.client import (
 )
 
 
+@dataclass(frozen=True)
+class Audits:
+    """How a search audits the failing cases it meets: with the traced excuse only (grader.grading.runner); by default
+    it audits nothing, and the reported cases are audited once the grading's box is closed (set_aside)."""
+
+    #: Where the calls a traced answer rests on are replayed (tracing.FreshBox; the grading's box if None).
+    confirmer: audit.Replayer | None = None
+    #: Where an audit replays calls (another tracing.FreshBox; the grading's box if None): in the grading's own,
+    #: which calls it replays told the file which of its answers the reference disagrees with, and a red team's file
+    #: learnt which of two formulas to use for the rest of its grading (78.75 points against 50).
+    auditor: tracing.Recorder | None = None
+    #: Whether a case traced to a wrong helper may still count for its caller (GradeOptions.excuse_traced): only then
+    #: is the trace worked out (its replays cost a box of their own).
+    excuse_traced: bool = False
+
+
 class Session:
     """What a property's check calls: the submission's functions, with the trace of the current case."""
 
-    def __init__(self, sandbox: Sandbox, confirmer: audit.Replayer | None = None,
-                 auditor: tracing.Recorder | None = None, excuse_traced: bool = False, audited: str | None = None):
+    def __init__(self, sandbox: Sandbox, audits: Audits = Audits(), audited: str | None = None):
         self.sandbox = sandbox
         #: The function whose calls an audit reads (the property's): the helper calls recorded in other calls are
         #: not kept (None: all are). A red team's file sent the largest records in each of the 200 calls of a
         #: scenario's reported case, all held at once: 5 GB in the grader's process.
         self.audited = audited
-        #: Whether a case traced to a wrong helper may still count for its caller (GradeOptions.excuse_traced): only
-        #: then is the trace worked out (its replays cost a box of their own).
-        self.excuse_traced = excuse_traced
-        #: Where the calls a traced answer rests on are replayed (tracing.FreshBox): not the grading's own box.
-        self.confirmer = confirmer or sandbox
-        #: Where an audit replays calls (tracing.FreshBox, another box): in the grading's own, which calls it
-        #: replays told the file which of its answers the reference disagrees with, and a red team's file learnt
-        #: which of two formulas to use for the rest of its grading (78.75 points against 50).
-        self.auditor = auditor or sandbox
+        self.excuse_traced = audits.excuse_traced
+        self.confirmer = audits.confirmer or sandbox
+        self.auditor = audits.auditor or sandbox
         #: The calls between the submission's functions its child records: none while searching (an audit
         #: replays a failing call with them), the first few for the reported case (the cause names a helper).
         self.record = 0
@@ -120,10 +129,8 @@ class Search:
     """
 
     def __init__(self, sandbox: Sandbox, prop: Property, suspects: frozenset[str],
-                 known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None,
-                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None,
-                 excuse_traced: bool = False) -> None:
-        self.session = Session(sandbox, confirmer, auditor, excuse_traced, prop.item)
+                 known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None, audits: Audits = Audits()) -> None:
+        self.session = Session(sandbox, audits, prop.item)
         self.prop, self.suspects = prop, suspects
         self.tally = Tally()
         self.stopped: list[Stopped] = []
@@ -203,8 +210,7 @@ class Search:
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
                  replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None,
-                 confirmer: audit.Replayer | None = None, auditor: tracing.Recorder | None = None,
-                 excuse_traced: bool = False) -> Verdict:
+                 audits: Audits = Audits()) -> Verdict:
     """The verdict of one property: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
@@ -213,20 +219,18 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
     searches only if one of them fails, and then meets the replayed ones again without calling the child.
     paths: the kept searches of failing files (grader.grading.paths): a search that follows one of them ends
     without Hypothesis; one that leaves them runs ``find`` and is kept.
-    confirmer: where the calls a traced answer rests on are replayed (tracing.FreshBox; the sandbox if None).
-    auditor: where an audit replays calls (another tracing.FreshBox; the sandbox if None).
-    excuse_traced: a test whose failing cases are all traced to a wrong helper still passes (GradeOptions).
+    audits: how the failing cases met are audited (Audits; none by default).
     """
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
     if replay is not None:
-        replayed = Search(sandbox, prop, suspects, confirmer=confirmer, auditor=auditor, excuse_traced=excuse_traced)
+        replayed = Search(sandbox, prop, suspects, audits=audits)
         try:
             if not any(replayed(case, key) for key, case in replay):
-                return _verdict_without_failure(prop, replayed.tally, excuse_traced)
+                return _verdict_without_failure(prop, replayed.tally, audits.excuse_traced)
         except _Abort:
             return _stopped(replayed, replayed.stopped[0])
         known = replayed.seen
-    search = Search(sandbox, prop, suspects, known, confirmer, auditor, excuse_traced)
+    search = Search(sandbox, prop, suspects, known, audits)
     if paths is not None:
         try:
             ended = paths.tree(prop).walk(search)
@@ -240,7 +244,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
             return _ended(search)
         if ended is not False:
             paths.forget(prop)
-            search = Search(sandbox, prop, suspects, known, confirmer, auditor, excuse_traced)
+            search = Search(sandbox, prop, suspects, known, audits)
     from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
@@ -250,7 +254,7 @@ def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = fr
         smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
         _keep(paths, prop, search, ended=True)
-        return _verdict_without_failure(prop, search.tally, excuse_traced)
+        return _verdict_without_failure(prop, search.tally, audits.excuse_traced)
     except _Abort:
         _keep(paths, prop, search, ended=False)
         return _ended(search)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import time
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -178,6 +179,15 @@ def test_a_child_that_cannot_boot_is_the_graders_fault_after_one_retry(tmp_path,
         with Sandbox(write(tmp_path, GRAINS), FAST):
             pass
     assert len(starts) == 2
+
+
+def test_a_box_whose_numpy_cannot_load_is_the_graders_fault_not_a_zero(tmp_path):
+    # The isolation probe only finds numpy in the box (importing it cost every check 0.1 s): a set-up where it is found
+    # but cannot load (here a memory limit too small for it) must stop at the box's boot, naming numpy's error.
+    starved = replace(FAST, memory_bytes=40 * 2**20)
+    with pytest.raises(SandboxFault, match="the sandbox could not start.*numpy"):
+        with Sandbox(write(tmp_path, GRAINS), starved):
+            pass
 
 
 def test_selftest_passes_here_and_names_the_cause_when_the_child_is_broken(tmp_path, monkeypatch):

@@ -13,11 +13,3 @@ layers before it (tests/test_layout.py checks it):
 
 ``grader.errors`` holds the one error root every layer raises from.
 """
-
-import os as _os
-
-# Before numpy loads (every command imports this first): one BLAS thread, as in the boxes (sandbox.isolation).
-# OpenBLAS's pool of threads spins for some 70 ms of CPU as numpy loads, in every check and every batch; nothing the
-# grader computes is large enough to share out, and one thread keeps its sums in one order on any machine.
-for _library in ("OPENBLAS", "OMP", "MKL"):
-    _os.environ.setdefault(f"{_library}_NUM_THREADS", "1")

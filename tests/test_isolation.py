@@ -19,6 +19,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader.grading.cases import CaseBook
@@ -608,3 +609,49 @@ def test_packages_installed_inside_the_checkout_are_declared(monkeypatch) -> Non
     assert not any("inside the grader's folder" in w for w in weaknesses())
     monkeypatch.setattr(allow_list, "package_tops", lambda: (PACKAGE_ROOT / ".venv/lib/site-packages/numpy",))
     assert any("inside the grader's folder" in w and "outside it" in w for w in weaknesses())
+
+
+CHILD_HIDER = """
+import os, signal, time
+
+def _burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    signal.getsignal(signal.SIGCHLD)  # reading the disposition is allowed
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel would reap the children: no parent sees their CPU
+        ignored = 1.0
+    except OSError:
+        ignored = 2.0
+    for _ in range(20):
+        if os.fork() == 0:
+            _burn(0.04)
+            os._exit(0)
+        time.sleep(0.041)
+    return ignored
+"""
+
+
+@needs_bwrap
+def test_children_reaped_by_the_kernel_cannot_hide_their_cpu_time(tmp_path: Path) -> None:
+    """A review's file set SIGCHLD to be ignored and burnt its CPU in short-lived children: the kernel reaped them
+    at exit, their CPU time reached no parent, and the box's meter charged 0.07 s of the 1.3 s they used (a way past
+    every CPU limit, and to an efficiency bonus). Setting SIGCHLD's disposition now fails (seccomp), and children
+    left unreaped are counted as the zombies they stay."""
+    from grader.sandbox import seccomp
+    from grader.sandbox.client import Sandbox
+
+    if not seccomp.supported():
+        pytest.skip("no seccomp filter for this machine (declared as a weakness)")
+    source = tmp_path / "granularGas.py"
+    source.write_text(CHILD_HIDER)
+    with Sandbox(source, Limits(call_seconds=20.0)) as box:
+        before = box.cpu_spent
+        x = np.zeros(2)
+        returned = box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+        spent = box.cpu_spent - before
+    assert float(returned.value.array) == 2.0, "SIGCHLD could be ignored in the box"
+    assert spent >= 0.6, f"the box counted {spent:.2f} s of the 0.8 s its children used"

@@ -9,11 +9,14 @@ the size we keep files to.
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from grader.spec.limits import ONE_THREAD
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "grader"
@@ -112,21 +115,27 @@ def test_every_package_says_what_it_owns(package):
 
 
 def test_importing_the_grader_changes_nothing_global():
-    """No side effects at import: numpy's print options, Hypothesis's internals and the signal handlers stay."""
+    """No side effects at import: numpy's print options, Hypothesis's internals, the signal handlers and the
+    environment stay (the commands set theirs in cli.main)."""
     code = """
-import importlib, pkgutil, signal, sys
+import importlib, os, pkgutil, signal, sys
 import numpy as np
 from hypothesis.internal.conjecture import providers
-before = (np.get_printoptions(), providers._get_local_constants, signal.getsignal(signal.SIGINT), sys.getrecursionlimit())
+before = (np.get_printoptions(), providers._get_local_constants, signal.getsignal(signal.SIGINT), sys.getrecursionlimit(),
+          dict(os.environ))
 import grader
 for m in pkgutil.walk_packages(grader.__path__, "grader."):
     if not m.name.endswith("__main__") and ".courses" not in m.name:
         importlib.import_module(m.name)
-after = (np.get_printoptions(), providers._get_local_constants, signal.getsignal(signal.SIGINT), sys.getrecursionlimit())
+after = (np.get_printoptions(), providers._get_local_constants, signal.getsignal(signal.SIGINT), sys.getrecursionlimit(),
+         dict(os.environ))
 assert before == after, (before, after)
 print("unchanged", len(sys.modules))
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    # Without the variables the commands set (this test's process may have imported something that set them).
+    clean = {name: value for name, value in os.environ.items() if name not in ONE_THREAD}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env=clean)
     assert done.returncode == 0 and "unchanged" in done.stdout, done.stderr[-2000:]
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import signal
 import sys
 from dataclasses import replace
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from grader.errors import GraderError, UsageError
 from grader.spec import rubric
-from grader.spec.limits import SOURCE_BYTES, SUBMISSION_SECONDS, Limits
+from grader.spec.limits import ONE_THREAD, SOURCE_BYTES, SUBMISSION_SECONDS, Limits
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -356,6 +357,8 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line's entry point: every GraderError is caught here, once, and exits with 2."""
+    for name, value in ONE_THREAD.items():  # before numpy loads (nothing above this imports it)
+        os.environ.setdefault(name, value)
     args = parser().parse_args(argv)
     from grader.sandbox import isolation
 

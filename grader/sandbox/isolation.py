@@ -33,7 +33,7 @@ from grader.errors import SandboxFault
 from grader.sandbox import allow_list as tree
 from grader.sandbox import host, seccomp
 from grader.sandbox.host import SANDBOX_UID_BASE, cleanup_stale
-from grader.spec.limits import Limits
+from grader.spec.limits import ONE_THREAD, Limits
 from grader.spec.paths import PACKAGE_ROOT
 
 __all__ = ["Probe", "probe", "Box", "cleanup_stale", "SANDBOX_UID_BASE", "Mode"]
@@ -235,7 +235,7 @@ def _bwrap_argv(mode: Mode, files: tree.BoxTree, submission: Path, child: Path, 
 def _environment(files: tree.BoxTree, work: str = WORK_INSIDE) -> dict[str, str]:
     env = {"PATH": files.path_var, "HOME": work, "TMPDIR": work, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
            "MPLCONFIGDIR": f"{work}/.matplotlib"}
-    env.update({f"{lib}_NUM_THREADS": "1" for lib in ("OMP", "OPENBLAS", "MKL", "NUMEXPR", "VECLIB_MAXIMUM")})
+    env.update(ONE_THREAD)
     if files.library_path:
         env["LD_LIBRARY_PATH"] = files.library_path
     return env

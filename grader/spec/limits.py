@@ -14,6 +14,11 @@ from dataclasses import dataclass
 #: The largest granularGas.py any command grades, in bytes (check refuses a larger one; a batch reads no more).
 SOURCE_BYTES = 1024**2
 
+#: One thread for numpy's BLAS and its kin, in the boxes (where threads would share out a call's CPU time) and in the
+#: grader's commands, set before numpy loads (OpenBLAS's pool of threads spun for 70 ms of CPU at every import; one
+#: thread also keeps a sum's order the same on any machine).
+ONE_THREAD = {f"{library}_NUM_THREADS": "1" for library in ("OMP", "OPENBLAS", "MKL", "NUMEXPR", "VECLIB_MAXIMUM")}
+
 #: Wall-clock backstop of a CPU-time limit: factor and slack (seconds).
 WALL_BACKSTOP_FACTOR = 10.0
 WALL_BACKSTOP_SLACK = 30.0

@@ -136,7 +136,7 @@ class TreeCpu:
 
     The phases count the grader's process and the sandbox's processes while they live (the box's CPU meter); this
     also counts the interpreter's start, the isolation probe's box and bubblewrap's own processes, which no rusage
-    sees (they end with their pid namespace, reaped by nobody the grader waits for): about 0.4 s of a fresh check.
+    sees (they end with their pid namespace, reaped by nobody the grader waits for): 0.15-0.4 s of a fresh check.
     """
 
     def __init__(self, folder: str | None = None) -> None:

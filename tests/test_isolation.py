@@ -655,3 +655,56 @@ def test_children_reaped_by_the_kernel_cannot_hide_their_cpu_time(tmp_path: Path
         spent = box.cpu_spent - before
     assert float(returned.value.array) == 2.0, "SIGCHLD could be ignored in the box"
     assert spent >= 0.6, f"the box counted {spent:.2f} s of the 0.8 s its children used"
+
+
+KERNEL_WORKER = """
+import ctypes, errno, os, resource, socket, threading
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    libc = ctypes.CDLL(None, use_errno=True)
+    unshare, clone3 = (272, 435) if os.uname().machine == "x86_64" else (97, 435)
+    bits = 0
+    if libc.syscall(unshare, 0x10000000) == -1 and ctypes.get_errno() == errno.EPERM:  # a user namespace
+        bits |= 1
+    if libc.syscall(clone3, None, 0) == -1 and ctypes.get_errno() == errno.ENOSYS:
+        bits |= 2
+    ran = []
+    thread = threading.Thread(target=ran.append, args=(1,))
+    thread.start()
+    thread.join()
+    bits |= 4 if ran else 0
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    bits |= 8 if os.waitpid(pid, 0)[1] == 0 else 0
+    bits |= 16 if resource.getrlimit(resource.RLIMIT_NOFILE) == (256, 256) else 0
+    held = []
+    try:
+        for _ in range(300):
+            held.extend(socket.socketpair())
+    except OSError as exc:
+        bits |= 32 if exc.errno == errno.EMFILE else 0
+    return float(bits)
+"""
+
+
+@needs_bwrap
+def test_no_kernel_work_outside_the_box_and_threads_and_processes_still_work(tmp_path: Path) -> None:
+    """A review's files made the kernel work in its own workers, outside the box and its CPU count: network namespaces
+    made and dropped 2 000 times a second in a user namespace of the box's own (0.85 s uncharged per second charged),
+    and the garbage collection of 19 900 sockets kept in flight (4.8 s uncharged for 0.4 s). New namespaces are refused
+    (unshare EPERM, clone3 ENOSYS so that threads and processes fall back to clone) and a process holds at most 256
+    files, which also caps the sockets in flight. Threads and fork still work."""
+    from grader.sandbox import seccomp
+    from grader.sandbox.client import Sandbox
+
+    if not seccomp.supported():
+        pytest.skip("no seccomp filter for this machine (declared as a weakness)")
+    source = tmp_path / "granularGas.py"
+    source.write_text(KERNEL_WORKER)
+    with Sandbox(source, Limits(call_seconds=20.0)) as box:
+        x = np.zeros(2)
+        bits = int(float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array))
+    names = ["user namespace refused", "clone3 ENOSYS", "a thread ran", "fork worked", "256 open files",
+             "the 257th file refused"]
+    assert [name for k, name in enumerate(names) if not bits >> k & 1] == []

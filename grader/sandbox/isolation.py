@@ -129,16 +129,15 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
     """What the setup of ``mode`` puts in force (each one is set up by _bwrap_argv / _preexec)."""
     who = f"uid {uid}" if uid is not None else "a uid of its own (200000 and up)"
     rl = (f"resource limits: memory {_mb(limits.memory_bytes)}, files up to {_mb(limits.file_bytes)}, "
-          f"CPU {limits.cpu_seconds} s")
+          f"{limits.open_files} open files, CPU {limits.cpu_seconds} s")
     if mode in (Mode.PLAIN_ROOT, Mode.BWRAP_ROOT):
         rl += f", {limits.processes} processes"
-    locks = (["no file locks, file notifications or kernel keys (seccomp): no channel to a box running beside it"]
-             if seccomp.supported() else [])
+    locks = ["no file locks, file notifications, kernel keys or new namespaces (seccomp): no channel to a box running "
+             "beside it, no kernel work outside the box's count"] if seccomp.supported() else []
     if mode is Mode.BWRAP_ROOT:
         return ["file system: only Python, numpy, matplotlib and its own folder are visible",
                 f"runs as {who}, not root, with no capabilities and no new privileges",
-                "own process namespace: sees only its own processes, all killed at the end",
-                "no network", *locks,
+                "own process namespace: sees only its own processes, all killed at the end", "no network", *locks,
                 f"work folder quota: {_mb(limits.disk_bytes)}, {limits.files} files", rl]
     if mode is Mode.BWRAP_USER:
         return ["file system: only Python, numpy, matplotlib and its own folder are visible",
@@ -244,7 +243,8 @@ def _environment(files: tree.BoxTree, work: str = WORK_INSIDE) -> dict[str, str]
 def _preexec(limits: Limits, nproc: bool, uid: int | None) -> None:
     """Runs in the forked child before exec: limits, then (without namespaces) the box's uid."""
     for which, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_seconds),
-                         (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_CORE, 0)):
+                         (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_CORE, 0),
+                         (resource.RLIMIT_NOFILE, limits.open_files)):
         resource.setrlimit(which, (value, value))
     if nproc:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))

@@ -17,7 +17,8 @@ SOURCE_BYTES = 1024**2
 #: One thread for numpy's BLAS and its kin, in the boxes (where threads would share out a call's CPU time) and in the
 #: grader's commands, set before numpy loads (OpenBLAS's pool of threads spun for 70 ms of CPU at every import; one
 #: thread also keeps a sum's order the same on any machine).
-ONE_THREAD = {f"{library}_NUM_THREADS": "1" for library in ("OMP", "OPENBLAS", "MKL", "NUMEXPR", "VECLIB_MAXIMUM")}
+ONE_THREAD = {**{f"{library}_NUM_THREADS": "1" for library in ("OMP", "OPENBLAS", "MKL", "NUMEXPR")},
+              "VECLIB_MAXIMUM_THREADS": "1"}  # Apple's Accelerate names its own differently
 
 #: Wall-clock backstop of a CPU-time limit: factor and slack (seconds).
 WALL_BACKSTOP_FACTOR = 10.0

@@ -34,10 +34,11 @@ from grader.errors import GraderError
 from grader.grading.results import Results
 from grader.reports import gradescope_json
 from grader.spec import paths, rubric
-from grader.spec.limits import Limits
+from grader.spec.limits import ONE_THREAD, Limits
 
 PACKAGE_ROOT = paths.PACKAGE_ROOT
 
+_ONE_THREAD_EXPORTS = "\n".join(f'export {name}="${{{name}:-{value}}}"' for name, value in ONE_THREAD.items())
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash
 # Gradescope copies this file to /autograder/run_autograder and runs the copy
 # there, as root; the bundle is in /autograder/source, where setup.sh ran.
@@ -50,6 +51,8 @@ if [ ! -f "$SOURCE/{course_settings.SETTINGS_FILE}" ]; then
   exit 2
 fi
 cd "$SOURCE"
+# One BLAS thread, as the command line sets (grader.spec.limits.ONE_THREAD), unless the image says otherwise.
+{_ONE_THREAD_EXPORTS}
 PYTHONPATH="$SOURCE" exec python3 -m grader.commands.courses.gradescope --root "$ROOT" \\
   --settings "$SOURCE/{course_settings.SETTINGS_FILE}"
 """

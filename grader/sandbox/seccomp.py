@@ -59,12 +59,9 @@ def program() -> bytes:
         (_LD_W_ABS, _NR, None, None),
         (_JGE, _X32_BIT, "deny", None),
         *[(_JEQ, nr, "deny", None) for nr in refused],
-        # No new namespaces: a box made a network namespace in a user namespace of its own 2 000 times a second, and
-        # the kernel tore each down in a worker of its own, outside the box: 0.85 s of CPU charged to nobody per
-        # second charged (a review's file). clone3 says it does not exist (its flags are out of a filter's reach), so
-        # that the C library falls back to clone for threads and processes. Nor does io_uring: a ring's teardown
-        # runs in a kernel worker too (a second review's file: 0.64 s uncharged per second charged, making and
-        # closing rings), and its requests are system calls no filter sees.
+        # No new namespaces (a box made and dropped network namespaces 2 000 times a second: their teardown in kernel
+        # workers, 0.85 s uncharged per second charged). clone3 "does not exist" (its flags are out of a filter's
+        # reach: the C library then uses clone), nor does io_uring (rings torn down in kernel workers: 0.64 s).
         *[(_JEQ, nr, "nosys", None) for nr in absent],
         (_JEQ, clone, None, "signals"),
         (_LD_W_ABS, _ARG0, None, None),

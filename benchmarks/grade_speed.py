@@ -244,9 +244,9 @@ def main() -> None:
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        from grader.spec.limits import ONE_THREAD  # loads no numpy
+        from grader.commands.cli import one_thread  # loads no numpy
 
-        os.environ.update({name: os.environ.get(name, value) for name, value in ONE_THREAD.items()})  # as cli.main
+        one_thread()  # as the command line does
         print(json.dumps(grade_one(args.one, args.forked)))
         return
     # Byte-compiled first, as any checkout whose Python may write its bytecode has it (this machine sets

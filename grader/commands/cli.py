@@ -355,10 +355,16 @@ def run(args: argparse.Namespace) -> int:
                       args.accept_single_py, args.efficiency)
 
 
+def one_thread() -> None:
+    """Give numpy one BLAS thread (spec.limits.ONE_THREAD), unless the environment says otherwise: call it before
+    numpy loads (importing this module loads none)."""
+    for name, value in ONE_THREAD.items():
+        os.environ.setdefault(name, value)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line's entry point: every GraderError is caught here, once, and exits with 2."""
-    for name, value in ONE_THREAD.items():  # before numpy loads (nothing above this imports it)
-        os.environ.setdefault(name, value)
+    one_thread()
     args = parser().parse_args(argv)
     from grader.sandbox import isolation
 

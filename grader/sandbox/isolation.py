@@ -153,16 +153,16 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
 
 def _weaknesses(mode: Mode, why: str, readable: Sequence[str]) -> list[str]:
     if mode in _BWRAP_MODES:
-        out = [] if seccomp.supported() else [
-            f"file locks are not blocked on {platform.machine()}: boxes running at once could signal each other"]
+        out = [] if seccomp.supported() else [f"no seccomp filter on {platform.machine()}: boxes running at once "
+                                               f"could signal each other (file locks), {seccomp.UNFILTERED_CPU}"]
         if tree.packages_under(PACKAGE_ROOT):  # its path only, never its files: the box stays strong
             out.append(f"numpy and matplotlib are installed inside the grader's folder ({PACKAGE_ROOT}), "
                        "so the box's /proc/self/mountinfo shows that folder's path (none of its files); install "
                        "them in a virtual environment outside it")
         return out
-    out = [f"no namespaces: {why}; it sees every file of the machine that other users may read",
-           "network is open", "a process it leaves behind is found only by its uid" if mode is Mode.PLAIN_ROOT
-           else "a process that leaves its session is not killed at the end"]
+    out = [f"no namespaces: {why}; it sees every file of the machine that other users may read", "network is open",
+           "a process it leaves behind is found only by its uid" if mode is Mode.PLAIN_ROOT else "a process that "
+           "leaves its session is not killed at the end", f"no seccomp filter: {seccomp.UNFILTERED_CPU}"]
     if mode is Mode.PLAIN_USER:
         out.insert(0, "runs as your own user: it can read and write your files")
     else:

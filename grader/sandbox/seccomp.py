@@ -43,6 +43,10 @@ _ABIS = {
 }
 
 
+#: What a box's CPU count misses where the filter is not loaded (program() says why each is refused).
+UNFILTERED_CPU = "CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count"
+
+
 def supported() -> bool:
     """Whether :func:`program` knows this machine's system calls."""
     return platform.machine() in _ABIS

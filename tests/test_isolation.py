@@ -24,7 +24,8 @@ import pytest
 
 from grader.grading.cases import CaseBook
 from grader.grading.runner import all_properties
-from grader.sandbox import allow_list, host, isolation
+from grader.grading.tracing import FreshBox
+from grader.sandbox import allow_list, host, isolation, processes
 from grader.spec import paths
 from grader.spec.limits import Limits
 
@@ -305,7 +306,10 @@ def test_work_folder_quota_bytes_and_files(tmp_path: Path) -> None:
 SLEEPER_ATTACK = """
 import os, sys, time
 if os.fork() == 0:
-    os.setsid()
+    try:
+        os.setsid()
+    except PermissionError:  # refused in a box with the seccomp filter: the double fork goes on without it
+        pass
     if os.fork() == 0:
         # The sleeper says it runs (on a busy machine it may start late).
         print("FORKED", flush=True)
@@ -714,3 +718,162 @@ def test_no_kernel_work_outside_the_box_and_threads_and_processes_still_work(tmp
     names = ["user namespace refused", "clone3 ENOSYS", "a thread ran", "fork worked", "256 open files",
              "the 257th file refused", "io_uring ENOSYS"]
     assert [name for k, name in enumerate(names) if not bits >> k & 1] == []
+
+
+CONTINUERS = """
+import ctypes, errno, fcntl, os, platform, signal
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {"x86_64": dict(kill=62, tkill=200, tgkill=234, sigqueue=129, tgsigqueue=297, prctl=157, setpgid=109, setsid=112,
+                     ptrace=101, timer_create=222, mq_notify=244, clone=56),
+      "aarch64": dict(kill=129, tkill=130, tgkill=131, sigqueue=138, tgsigqueue=240, prctl=167, setpgid=154,
+                      setsid=157, ptrace=117, timer_create=107, mq_notify=184, clone=220)}[platform.machine()]
+
+def _refused(*args):
+    return libc.syscall(*args) == -1 and ctypes.get_errno() in (errno.EPERM, errno.ENOSYS)
+
+def _refused_alone(*args):  # in a child of its own: the calls change the caller
+    pid = os.fork()
+    if pid == 0:
+        os._exit(1 if _refused(*args) else 0)
+    return os.waitpid(pid, 0)[1] >> 8 == 1
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    child = os.fork()
+    if child == 0:
+        signal.pause()
+        os._exit(0)
+    info = ctypes.create_string_buffer(128)  # si_signo, si_errno, si_code = SI_QUEUE (as a process may send)
+    ctypes.memmove(info, (ctypes.c_int * 3)(18, 0, -1), 12)
+    pidfd = libc.syscall(434, child, 0)  # pidfd_open, both machines
+    tries = [(NR["kill"], child, 18), (NR["kill"], child, 18 | 1 << 32), (NR["tkill"], child, 18),
+             (NR["tgkill"], child, child, 18), (NR["sigqueue"], child, 18, info),
+             (NR["tgsigqueue"], child, child, 18, info), (424, pidfd, 18, None, 0), (NR["prctl"], 1, 18),
+             (NR["timer_create"], 1, None, ctypes.byref(ctypes.c_void_p())), (NR["mq_notify"], 0, None)]
+    bits = sum(1 << k for k, t in enumerate(tries) if _refused(*t))
+    bits |= sum(1 << (10 + k) for k, t in enumerate([(NR["setpgid"], 0, 0), (NR["setsid"],), (NR["ptrace"], 0, 0, 0, 0)])
+                if _refused_alone(*t))
+    r, w = os.pipe()
+    try:
+        fcntl.fcntl(r, 10, 18)  # F_SETSIG
+    except OSError as exc:
+        bits |= 1 << 13 if exc.errno == errno.EPERM else 0
+    pid = libc.syscall(NR["clone"], 18, 0, 0, 0, 0)  # a fork whose end sends its parent SIGCONT
+    if pid == 0:
+        os._exit(0)
+    bits |= 1 << 14 if pid == -1 and ctypes.get_errno() == errno.EPERM else 0
+    if pid > 0:
+        os.waitpid(pid, 0x40000000)  # __WALL: a child that does not end with SIGCHLD
+    bits |= 1 << 15 if libc.syscall(NR["kill"], child, 15) == 0 and os.waitpid(child, 0)[0] == child else 0
+    return float(bits)
+"""
+
+
+@needs_bwrap
+def test_nothing_in_a_box_can_continue_a_stopped_process(tmp_path: Path) -> None:
+    """A box waiting for its next call is stopped (Sandbox.pause); a process of it that could send SIGCONT, or make
+    the kernel send it, could wake the others: a ring of six that wakes the next and stops itself (SPINNERS) ran on,
+    unseen, after 1 of 10 freezes in a box without these rules (3 to 17 of 20 outside one). Other signals work."""
+    from grader.sandbox import seccomp
+    from grader.sandbox.client import Sandbox
+
+    if not seccomp.supported():
+        pytest.skip("no seccomp filter for this machine (declared as a weakness)")
+    source = tmp_path / "granularGas.py"
+    source.write_text(CONTINUERS)
+    with Sandbox(source, Limits(call_seconds=20.0)) as box:
+        x = np.zeros(2)
+        bits = int(float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array))
+    names = ["kill SIGCONT", "kill SIGCONT with high bits", "tkill", "tgkill", "rt_sigqueueinfo",
+             "rt_tgsigqueueinfo", "pidfd_send_signal", "PR_SET_PDEATHSIG", "timer_create", "mq_notify", "setpgid",
+             "setsid", "ptrace", "F_SETSIG", "clone ending with SIGCONT", "SIGTERM still sent"]
+    assert [name for k, name in enumerate(names) if not bits >> k & 1] == []
+
+
+SPINNERS = """
+import os, signal, threading, time
+calls = 0
+
+def _spin():
+    while True:
+        pass
+
+def _ring(k):  # six processes: each spins a little, wakes the next and stops, so one of them always runs
+    nxt = int(open("/tmp/ring").read().split()[(k + 1) % 6])
+    while True:
+        end = time.perf_counter() + 20e-6
+        while time.perf_counter() < end:
+            pass
+        while True:
+            try:
+                os.kill(nxt, signal.SIGCONT)
+            except OSError:
+                pass
+            with open(f"/proc/{nxt}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1][1:2] != b"T":
+                    break
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    global calls
+    calls += 1
+    if calls == 1:  # processes and a thread that never stop
+        ring = []
+        for k in range(6):
+            pid = os.fork()
+            if pid == 0:
+                while not os.path.exists("/tmp/ring"):
+                    time.sleep(0.001)
+                _ring(k)
+            ring.append(pid)
+        with open("/tmp/ring.new", "w") as f:
+            f.write(" ".join(map(str, ring)))
+        os.rename("/tmp/ring.new", "/tmp/ring")
+        if os.fork() == 0:
+            _spin()
+        threading.Thread(target=_spin, daemon=True).start()
+    if calls >= 3:  # + 0.5 when the thread runs again
+        used = time.process_time()
+        time.sleep(0.5)
+        return calls + (0.5 if time.process_time() - used > 0.05 else 0.0)
+    return float(calls)
+"""
+
+
+def _replay(box: FreshBox) -> tuple[float, float]:
+    """(answer, CPU seconds charged) of one replay."""
+    x = np.zeros(2)
+    returned = box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+    return float(returned.value.array), returned.cpu_seconds
+
+
+def test_processes_left_busy_between_replays_use_no_cpu_and_run_again_at_the_next(tmp_path: Path, mode: str) -> None:
+    """A call is charged what its box used since the call before, but after a box's last call nothing is: the replay
+    boxes stay open to the end of a grading, and a file's processes left busy there would use the machine, charged to
+    nobody, for the rest of it. A box kept open between calls is stopped (Sandbox.pause), and nothing in it can
+    continue a stopped process (seccomp: the ring of six below, which wakes itself, is test_nothing_in_a_box_...)."""
+    source = tmp_path / "granularGas.py"
+    source.write_text(SPINNERS)
+    with FreshBox(source, _limits(mode, call_seconds=20)) as box:
+        assert _replay(box)[0] == 1.0
+        time.sleep(1.0)  # without the freeze, three spinners on two cores: about 2 s of CPU
+        answer, charged = _replay(box)  # charged: what the box used since the first call ended
+        assert charged < 0.3, f"the box used {charged:.2f} s of CPU while it waited for its next call"
+        if mode == "plain" and answer == 1.0:
+            return  # no seccomp filter: the ring woke itself through every round, and the box was emptied
+        assert answer == 2.0, "the box was emptied: its processes were not all stopped"
+        assert _replay(box)[0] == 3.5, "the box's processes did not run again at its next call"
+        started = time.monotonic()
+    assert time.monotonic() - started < 5.0, "closing a box of stopped processes took long"
+
+
+def test_a_box_whose_processes_do_not_all_stop_is_emptied_and_the_next_call_starts_afresh(
+        tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "granularGas.py"
+    source.write_text(SPINNERS)
+    monkeypatch.setattr(processes, "FREEZE_ROUNDS", 2)
+    monkeypatch.setattr(processes.ProcessTree, "_frozen", staticmethod(lambda pid: False))
+    with FreshBox(source, _limits(mode, call_seconds=20)) as box:
+        assert _replay(box)[0] == 1.0
+        answer, charged = _replay(box)
+    assert answer == 1.0, "a box that could not be stopped was kept: its processes ran on, charged to nobody"
+    assert charged < 0.3, "the fresh child was charged the old one's CPU"

@@ -416,3 +416,14 @@ def test_wall_heights_of_all_points_are_bitwise_the_single_wall_heights() -> Non
         points = rng.normal(size=(n, 2))
         one_by_one = np.array([[wall_height(w[b], points[a]) for b in range(k)] for a in range(n)])
         assert np.array_equal(wall_heights(w, points), one_by_one)
+
+
+def test_a_gas_the_reference_cannot_run_tests_nothing_instead_of_stopping_the_grader() -> None:
+    """A red team's wrong update led the hidden test's shrinking to r = 0, where contacts pile up and the reference's
+    update raises InelasticCollapseError: the grader stopped with a traceback, and the student got no grade. Such a
+    gas tests nothing (Discard), before the submission is even called."""
+    from grader.spec.scenarios import random_gas
+
+    gas = random_gas(n=3, seed=7, packing=0.35, r=0.0)  # found by a scan: collapses within the test's 20 steps
+    with pytest.raises(Discard):
+        hidden_props.check_update(DirectCaller(REFERENCE), gas)

@@ -83,6 +83,8 @@ class FreshBox:
         except (CallTimeout, ChildDied, ProtocolViolation):
             self.stops += 1
             raise
+        finally:
+            self.box.pause()  # idle until its next replay, maybe never: nothing of it runs meanwhile
 
     def close(self) -> None:
         if self.box is not None:

@@ -113,6 +113,7 @@ class Channel:
         self._selector.register(reply_fd, selectors.EVENT_READ)
         #: CPU seconds the child's processes used during the last exchange (so far, while it runs).
         self.cpu_used = 0.0
+        self.frozen = False  # every process of the child stopped (freeze) until the next exchange
 
     def close(self) -> None:
         self._selector.close()
@@ -127,11 +128,19 @@ class Channel:
         except subprocess.TimeoutExpired:
             pass
 
+    def freeze(self) -> bool:
+        """Stop the child's processes until the next exchange (ProcessTree.freeze); False if some still run."""
+        self.frozen = True
+        return self._tree.freeze()
+
     def exchange(self, payload: bytes, request_id: int, sent: tuple | None, budget: Budget) -> wire.Reply:
         """Send ``payload`` and wait for the reply naming ``request_id`` (see wire.decode_reply for sent).
 
         Raises CallTimeout, ChildDied or ProtocolViolation; never blocks past the budget.
         """
+        if self.frozen:
+            self.frozen = False
+            self._tree.thaw()
         started = time.monotonic()
         meter = CpuMeter(self._tree, self._cpu_ns)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0

@@ -197,6 +197,14 @@ class Sandbox:
         self._channel.close()
         self._channel = None
 
+    def pause(self) -> None:
+        """Stop the child's processes until the next call, which lets them run again: a box kept open between
+        calls (grading.tracing.FreshBox) uses no CPU meanwhile. A call charges what ran since the one before, but
+        after a box's last call nothing would be (a review's file kept its processes busy there). A box whose
+        processes do not all stop is emptied: the next call starts a fresh child."""
+        if self._channel is not None and not self._channel.freeze():
+            self._stop()
+
     def renew(self) -> None:
         """Go on in a fresh box: a new process, new folders and a new root; the budgets spent so far are kept, and
         what was printed. Nothing the child learnt (in memory, in its folders, from how long the grader took between

@@ -11,10 +11,16 @@ member's where its clock cannot be read, still come in ticks.
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 #: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
 REFRESH_SECONDS = 0.05
+#: Rounds of SIGSTOP a freeze sends before it gives up (pauses doubling from 0.5 ms: about 0.25 s in all).
+FREEZE_ROUNDS = 10
+#: Task states that run no code of the process and cannot until it is sent SIGCONT (which nothing in a box may send:
+#: grader.sandbox.seccomp): stopped, or dead.
+_FROZEN_STATES = frozenset(b"TZX")  # of ints, as indexing bytes gives
 _TICKS = os.sysconf("SC_CLK_TCK")
 _NS_PER_TICK = 10**9 // _TICKS
 
@@ -75,6 +81,7 @@ class ProcessTree:
     """
 
     def __init__(self, root: int) -> None:
+        self.root = root  # the grader's own child: its pid is not reused while the grader has not reaped it
         self.members = {root}
         self._seen: set[int] = set()
         #: An open /proc/PID/stat per member, read again at every wait (a quarter of the cost of opening it; and
@@ -83,11 +90,11 @@ class ProcessTree:
         self._lists_children = True
         self._refreshed = -REFRESH_SECONDS
 
-    def refresh(self) -> None:
-        """Find the processes that joined the tree, at most every REFRESH_SECONDS (a process found later is charged
-        all the CPU it used so far: nothing is lost, only found a little later)."""
+    def refresh(self, at_once: bool = False) -> None:
+        """Find the processes that joined the tree, at most every REFRESH_SECONDS unless ``at_once`` (a process found
+        later is charged all the CPU it used so far: nothing is lost, only found a little later)."""
         now = time.monotonic()
-        if now - self._refreshed < REFRESH_SECONDS:
+        if not at_once and now - self._refreshed < REFRESH_SECONDS:
             return
         self._refreshed = now
         if self._lists_children:
@@ -146,6 +153,79 @@ class ProcessTree:
         if found is None:
             self._forget(pid)
         return found
+
+    def freeze(self) -> bool:
+        """Stop every member (SIGSTOP: it cannot be caught) until none runs code: a box between its calls uses no
+        CPU (a call charges what ran since the one before, but after a box's last call nothing would be charged).
+        False if some task still ran after FREEZE_ROUNDS rounds.
+
+        Sound where nothing in the box can continue a stopped process (the seccomp filter): a member seen stopped
+        stays so, and once a round sees every member stopped, a last look for new members finds any process a member
+        forked before it stopped.
+        """
+        pause = 0.0005
+        for _ in range(FREEZE_ROUNDS):
+            self.refresh(at_once=True)
+            running = [pid for pid in self.members if not self._frozen(pid) and self._names_member(pid)]
+            if not running:
+                known = len(self.members)
+                self.refresh(at_once=True)
+                if len(self.members) == known:
+                    return True
+                continue
+            for pid in running:
+                self._signal(pid, signal.SIGSTOP)
+            time.sleep(pause)
+            pause *= 2
+        return False
+
+    def thaw(self) -> None:
+        """Let every member run again (SIGCONT)."""
+        self.refresh(at_once=True)
+        for pid in self.members:
+            self._signal(pid, signal.SIGCONT)
+
+    @staticmethod
+    def _frozen(pid: int) -> bool:
+        """Whether no task of ``pid`` runs code (each thread's state: a process whose first thread ended shows that
+        thread's state, whatever the others do); a process that is gone runs none."""
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return True
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue  # the thread ended
+            if data[data.rindex(b")") + 2] not in _FROZEN_STATES:  # the state's letter (an int)
+                return False
+        return True
+
+    def _signal(self, pid: int, signum: int) -> None:
+        """Signal the member ``pid``, never a process that took its pid since: its pidfd is opened first, then the
+        pid is checked to name the member still (a kernel without pidfds, before Linux 5.3: no signal, so a freeze
+        fails and the box is emptied)."""
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            return  # gone
+        try:
+            if self._names_member(pid):
+                signal.pidfd_send_signal(pidfd, signum)
+        except OSError:
+            pass
+        finally:
+            os.close(pidfd)
+
+    def _names_member(self, pid: int) -> bool:
+        """Whether ``pid`` names the member still: its kept stat file reads (it names that very process), or, for
+        one found since the last read, its parent is a member."""
+        if pid in self._stat_files:
+            return self._read_stat(pid) is not None
+        found = _stat(str(pid))
+        return found is not None and (pid == self.root or found[0] in self.members)
 
     def _forget(self, pid: int) -> None:
         fd = self._stat_files.pop(pid, None)

@@ -6,7 +6,8 @@ team's file sent 64 bits this way from the grading's box to the box that confirm
 (tracing.FreshBox); two students graded side by side in a batch could do the same. inotify, fanotify (open to any
 user since Linux 5.13) and fcntl's F_NOTIFY tell one box what another opens; the kernel keyring (add_key, keyctl)
 is shared by the boxes and outlives them. None of these is needed by Python or numpy: they fail with EPERM. So do
-ways to hide CPU time from the box's meter: setting SIGCHLD's disposition, new namespaces, io_uring (program()).
+ways to hide CPU time from the box's meter: setting SIGCHLD's disposition, new namespaces, io_uring, and every way
+for a process to continue one stopped while its box waits for its next call (program()).
 
 bubblewrap loads the program (``--seccomp FD``); :func:`program` builds it as classic BPF, for the machine's own
 architecture only (x86_64, aarch64): a system call of any other ABI (int 0x80 on x86_64) fails too, so that no
@@ -18,33 +19,64 @@ from __future__ import annotations
 import os
 import platform
 import struct
+from dataclasses import dataclass
 
 # Classic BPF opcodes (linux/filter.h, linux/seccomp.h).
-_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET, _AND = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
 _ALLOW, _EPERM, _ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-# Offsets in struct seccomp_data: nr, arch, then the arguments (args[0]'s low half; args[1]'s low and high halves on
-# little-endian machines).
-_NR, _ARCH, _ARG0, _ARG1, _ARG1_HIGH = 0, 4, 16, 24, 28
-#: SIGCHLD's number on both machines below.
-SIGCHLD = 17
+# Offsets in struct seccomp_data: nr, arch, then the arguments' low halves (little-endian machines), and args[1]'s
+# high half.
+_NR, _ARCH, _ARG1_HIGH = 0, 4, 28
+_ARG = (16, 24, 32)
+#: Signal numbers on both machines below.
+SIGCHLD, SIGCONT = 17, 18
 #: clone's flags for new namespaces (mount, cgroup, UTS, IPC, user, pid, network): refused.
 CLONE_NEW_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 _X32_BIT = 0x40000000
 
-#: fcntl commands refused: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_NOTIFY.
-LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1026)
+#: fcntl commands refused: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_NOTIFY, F_SETSIG.
+FCNTL_COMMANDS = (5, 6, 7, 36, 37, 38, 1026, 10)
+#: prctl's PR_SET_PDEATHSIG.
+_PR_SET_PDEATHSIG = 1
 
-#: Per machine: its audit architecture, the numbers of fcntl, rt_sigaction and clone, of the calls refused outright
-#: (flock, inotify_init, inotify_init1, fanotify_init, fanotify_mark, add_key, request_key, keyctl, unshare, setns), and
-#: of those said not to exist (clone3, io_uring_setup, io_uring_enter, io_uring_register).
+
+@dataclass(frozen=True)
+class Abi:
+    """One machine's system calls, by number."""
+
+    arch: int  # its audit architecture
+    #: Refused outright: flock, inotify_init, inotify_init1, fanotify_init, fanotify_mark, add_key, request_key,
+    #: keyctl, unshare, setns; ptrace, setpgid, setsid, timer_create, mq_notify.
+    refused: tuple[int, ...]
+    absent: tuple[int, ...]  # said not to exist: clone3, io_uring_setup, io_uring_enter, io_uring_register
+    clone: int
+    rt_sigaction: int
+    #: (call, argument, values refused): fcntl's commands; SIGCONT sent by kill, tkill, tgkill, rt_sigqueueinfo,
+    #: rt_tgsigqueueinfo, pidfd_send_signal; prctl's PR_SET_PDEATHSIG.
+    checked: tuple[tuple[int, int, tuple[int, ...]], ...]
+
+
+def _checked(fcntl: int, kill: int, tkill: int, tgkill: int, sigqueue: int, tgsigqueue: int,
+             prctl: int) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
+    return ((fcntl, 1, FCNTL_COMMANDS), (kill, 1, (SIGCONT,)), (tkill, 1, (SIGCONT,)), (tgkill, 2, (SIGCONT,)),
+            (sigqueue, 1, (SIGCONT,)), (tgsigqueue, 2, (SIGCONT,)), (424, 1, (SIGCONT,)),
+            (prctl, 0, (_PR_SET_PDEATHSIG,)))
+
+
 _ABIS = {
-    "x86_64": (0xC000003E, 72, 13, 56, (73, 253, 294, 300, 301, 248, 249, 250, 272, 308), (435, 425, 426, 427)),
-    "aarch64": (0xC00000B7, 25, 134, 220, (32, 26, 262, 263, 217, 218, 219, 97, 268), (435, 425, 426, 427)),
+    "x86_64": Abi(0xC000003E, (73, 253, 294, 300, 301, 248, 249, 250, 272, 308, 101, 109, 112, 222, 244),
+                  (435, 425, 426, 427), 56, 13, _checked(72, 62, 200, 234, 129, 297, 157)),
+    "aarch64": Abi(0xC00000B7, (32, 26, 262, 263, 217, 218, 219, 97, 268, 117, 154, 157, 107, 184),
+                   (435, 425, 426, 427), 220, 134, _checked(25, 129, 130, 131, 138, 240, 167)),
 }
 
 
 #: What a box's CPU count misses where the filter is not loaded (program() says why each is refused).
-UNFILTERED_CPU = "CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count"
+UNFILTERED_CPU = ("CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count, and "
+                  "processes a box leaves running can resume themselves while it waits for its next call")
+
+#: A step: (code, k, where to jump if true, if false); a jump names a label placed later (None: the next step).
+_Step = tuple[int, int, "str | None", "str | None"]
 
 
 def supported() -> bool:
@@ -54,53 +86,65 @@ def supported() -> bool:
 
 def program() -> bytes:
     """The filter as struct sock_filter entries (code u16, jt u8, jf u8, k u32), for bwrap --seccomp."""
-    arch, fcntl, sigaction, clone, refused, absent = _ABIS[platform.machine()]
-    # (code, k, jump-if-true label, jump-if-false label); labels: None = next, "signals", "fcntl", "allow", "deny",
-    # "nosys" (forward only).
-    steps: list[tuple[int, int, str | None, str | None]] = [
+    abi = _ABIS[platform.machine()]
+    steps: list[_Step | str] = [
         (_LD_W_ABS, _ARCH, None, None),
-        (_JEQ, arch, None, "deny"),
+        (_JEQ, abi.arch, None, "deny"),
         (_LD_W_ABS, _NR, None, None),
         (_JGE, _X32_BIT, "deny", None),
-        *[(_JEQ, nr, "deny", None) for nr in refused],
+        *[(_JEQ, nr, "deny", None) for nr in abi.refused],
         # No new namespaces (a box made and dropped network namespaces 2 000 times a second: their teardown in kernel
         # workers, 0.85 s uncharged per second charged). clone3 "does not exist" (its flags are out of a filter's
         # reach: the C library then uses clone), nor does io_uring (rings torn down in kernel workers: 0.64 s).
-        *[(_JEQ, nr, "nosys", None) for nr in absent],
-        (_JEQ, clone, None, "signals"),
-        (_LD_W_ABS, _ARG0, None, None),
-        (_JSET, CLONE_NEW_FLAGS, "deny", "allow"),
-    ]
-    signals_at = len(steps)
-    steps += [
+        *[(_JEQ, nr, "nosys", None) for nr in abi.absent],
+        (_JEQ, abi.clone, None, "sigaction"),
+        (_LD_W_ABS, _ARG[0], None, None),
+        (_JSET, CLONE_NEW_FLAGS, "deny", None),
+        (_AND, 0xFF, None, None),  # the signal the parent gets when the child ends
+        (_JEQ, SIGCONT, "deny", "allow"),
+        "sigaction",
         # Setting SIGCHLD's disposition (reading it is allowed: a null new action): ignored, or SA_NOCLDWAIT, the
         # kernel reaps the children itself and their CPU time reaches no parent, so the box's CPU meter never sees
         # it (a review's file burnt 1.3 s in short-lived children and was charged 0.07 s).
-        (_JEQ, sigaction, None, "fcntl"),
-        (_LD_W_ABS, _ARG0, None, None),
+        (_JEQ, abi.rt_sigaction, None, "checked0"),
+        (_LD_W_ABS, _ARG[0], None, None),
         (_JEQ, SIGCHLD, None, "allow"),
-        (_LD_W_ABS, _ARG1, None, None),
+        (_LD_W_ABS, _ARG[1], None, None),
         (_JEQ, 0, None, "deny"),
         (_LD_W_ABS, _ARG1_HIGH, None, None),
         (_JEQ, 0, "allow", "deny"),
     ]
-    fcntl_at = len(steps)
-    steps += [
-        (_LD_W_ABS, _NR, None, None),
-        (_JEQ, fcntl, None, "allow"),
-        (_LD_W_ABS, _ARG1, None, None),
-        *[(_JEQ, command, "deny", None) for command in LOCK_COMMANDS],
-        (_RET, _ALLOW, None, None),
-        (_RET, _EPERM, None, None),
-    ]
-    steps.append((_RET, _ENOSYS, None, None))
-    at = {"signals": signals_at, "fcntl": fcntl_at, "allow": len(steps) - 3, "deny": len(steps) - 2,
-          "nosys": len(steps) - 1}
-    out = b""
-    for k, (code, value, yes, no) in enumerate(steps):
+    # A box waiting for its next call is stopped (Sandbox.pause): nothing in it may continue a stopped process, so no
+    # SIGCONT sent (kill and the like; a file's F_SETSIG; a message queue's; a parent's death; a child's end, above),
+    # no tracer, no new process group or session (whose orphaning, or its terminal's hangup, makes the kernel send
+    # one), no timer (its SIGKILL ends a stopped process, whose end signals another).
+    for k, (nr, argument, values) in enumerate(abi.checked):
+        steps += [f"checked{k}", (_LD_W_ABS, _NR, None, None), (_JEQ, nr, None, f"checked{k + 1}"),
+                  (_LD_W_ABS, _ARG[argument], None, None), *[(_JEQ, v, "deny", None) for v in values],
+                  (_RET, _ALLOW, None, None)]
+    steps += [f"checked{len(abi.checked)}", "allow", (_RET, _ALLOW, None, None), "deny", (_RET, _EPERM, None, None),
+              "nosys", (_RET, _ENOSYS, None, None)]
+    return _assembled(steps)
+
+
+def _assembled(steps: list[_Step | str]) -> bytes:
+    """The steps as struct sock_filter entries, each label (a string among them) resolved to the step after it
+    (jumps go forward, at most 255 steps: struct.error otherwise)."""
+    k, at = 0, {}
+    for step in steps:
+        if isinstance(step, str):
+            at[step] = k
+        else:
+            k += 1
+    out, k = b"", 0
+    for step in steps:
+        if isinstance(step, str):
+            continue
+        code, value, yes, no = step
         jt = 0 if yes is None else at[yes] - k - 1
         jf = 0 if no is None else at[no] - k - 1
         out += struct.pack("=HBBI", code, jt, jf, value)
+        k += 1
     return out
 
 

@@ -411,3 +411,56 @@ def contact_time_grains(x1, x2, v1, v2, R1, R2):
         assert box.box.root != root and not root.exists()
         assert box.spent["contact_time_grains"] >= spent["contact_time_grains"]
         assert box.output().count("first import") == 2
+
+
+HASHES = """
+import os, sys
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    # the order a set of strings is walked in: that of one string-hash seed; and what python may import from
+    return float(hash("near") % 1000003) + (0.5 if os.path.dirname(__file__) in sys.path else 0.0)
+"""
+
+
+def test_every_box_hashes_strings_alike_and_imports_nothing_from_its_own_folder(tmp_path):
+    """A red team's plausible bug, "the first non-negative root" while looping over {'near', 'far'}, got 35 or 100
+    run after run: each box drew its own string-hash seed. Every box now has the same (PYTHONHASHSEED=0, which
+    python's -I would ignore: the child runs with -s -S in the grader's own environment, and drops its folder from
+    sys.path as -I would)."""
+    path = tmp_path / "granularGas.py"
+    path.write_text(HASHES)
+    seen = []
+    for _ in range(2):
+        with Sandbox(path, FAST) as box:
+            x = np.zeros(2)
+            seen.append(float(box.call("contact_time_grains", x, x, x, x, 1.0, 1.0).value.array))
+    seeded = subprocess.run([sys.executable, "-c", "print(hash('near') % 1000003)"], capture_output=True, text=True,
+                            env={"PYTHONHASHSEED": "0"}, check=True)
+    assert seen == [float(seeded.stdout)] * 2
+
+
+BETWEEN_CALLS = """
+import os, time
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    if float(R1) == 1.0 and os.fork() == 0:  # about 0.6 s of CPU after this call has answered
+        end = time.process_time() + 0.6
+        while time.process_time() < end:
+            pass
+        os._exit(0)
+    return 1.0
+"""
+
+
+def test_a_call_over_its_cpu_limit_fails_even_when_it_answers_before_any_check(tmp_path):
+    """CPU used between two calls is charged to the second. A red team's call charged 5.95 s against a 5 s limit
+    returned all the same, its reply in before the first check (every 50 ms): whether a call timed out depended on
+    when the grader looked. It is now compared with the limit at the reply too."""
+    path = tmp_path / "granularGas.py"
+    path.write_text(BETWEEN_CALLS)
+    x = np.zeros(2)
+    with Sandbox(path, Limits(call_seconds=0.3)) as box:
+        box.call("contact_time_grains", x, x, x, x, 1.0, 1.0)
+        time.sleep(1.5)
+        with pytest.raises(CallTimeout, match="more than 0.3 s of CPU"):
+            box.call("contact_time_grains", x, x, x, x, 2.0, 1.0)

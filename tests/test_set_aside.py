@@ -81,10 +81,12 @@ def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_the
     it, the search audits as it goes, and the box is renewed after each test whose failures were audited (a red
     team's file timed the audits from the grading's box)."""
     events: list[str] = []
+    boxes: list[client.Sandbox] = []
 
-    class Grading(client.Sandbox):
+    class Grading(client.Sandbox):  # the grading's box (the first made here), then the box of the searches
         def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-            events.append("graded call")
+            boxes.append(self) if not boxes else None
+            events.append("graded call" if self is boxes[0] else "search call")
             return super().call(name, *args, **kwargs)
 
         def renew(self) -> None:
@@ -92,7 +94,7 @@ def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_the
             super().renew()
 
         def close(self) -> None:
-            events.append("closed")
+            events.append("closed" if self is boxes[0] else "search box closed")
             super().close()
 
     replay = tracing.FreshBox.call
@@ -108,6 +110,8 @@ def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_the
     assert set_aside_tests and all("fix contact_time_grains first" in r.message for r in set_aside_tests)
     assert "replay" in events
     last_graded, first_replay = max(k for k, e in enumerate(events) if e == "graded call"), events.index("replay")
+    # The searches come after the grading's last call, and its box is closed before them.
+    assert last_graded < events.index("closed", last_graded) < events.index("search call")
     if excuse:
         assert first_replay < last_graded and "renewed" in events
     else:

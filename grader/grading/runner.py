@@ -1,9 +1,12 @@
 """Grade one submission: run every property in the sandbox, score, explain.
 
-Each property is searched with Hypothesis ``find``: the first failing input is
-shrunk to the smallest one, which is then run once more for its message and
-turned into a reproduction snippet. Settings are derandomized and use no
-example database, so the same file always gets the same grade.
+Each property's drawn cases (the ones Hypothesis ``find`` draws) are called in
+the grading's box, every one whatever the answers, so that what the file sees
+does not depend on the grader's verdicts. Where one fails, ``find`` then
+shrinks it to the smallest failing input, in a box of its own once the
+grading's is closed; that case is run once more for its message and turned
+into a reproduction snippet. Settings are derandomized and use no example
+database, so the same file always gets the same grade.
 
 The submission's functions call their own helpers; nothing of the reference
 reaches its process. A failing test whose reported case rests on a helper
@@ -26,7 +29,7 @@ from grader.grading.cases import CaseBook
 from grader.grading.causes import NO_IMPORT, Cause, wrong_helper
 from grader.grading.paths import SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult, Verdict
-from grader.grading.search import Audits, run_property
+from grader.grading.search import Audits, Replayed, replay_property, run_property, search_failure
 from grader.grading.tracing import FreshBox
 from grader.properties import oracle
 from grader.properties.property import Property
@@ -151,22 +154,27 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     order = {name: k for k, name in enumerate(GRADING_ORDER)}
     started = time.monotonic()
     graded: list[tuple[Property, Verdict, float]] = []
-    with (Sandbox(path, options.limits, options.hide) as sandbox,
+    on_disk = cases_on_disk(probe.strong, hidden)
+    # Drawn before the box starts: a file's processes busy between its calls are charged to the next one, and the
+    # drawing (seconds, with no cases kept yet) made a red team's file time out in a fresh cache only.
+    drawn = CaseBook.drawn(properties, on_disk=on_disk)
+    with (Sandbox(path, options.limits, options.hide, remember=True) as sandbox,
           FreshBox(path, options.limits, options.hide) as confirmer,
           FreshBox(path, options.limits, options.hide) as auditor):
-        on_disk = cases_on_disk(probe.strong, hidden)
-        book = None if sandbox.import_failure is not None else CaseBook.drawn(properties, on_disk=on_disk)
+        book = None if sandbox.import_failure is not None else drawn
         paths = SearchPaths.kept(on_disk and probe.strong)  # trees steer searches: never where the file may write
+        failures: dict[int, tuple[frozenset[str], Replayed]] = {}
         for prop in sorted(properties, key=lambda p: order[p.item]):
             t0 = time.monotonic()
             if book is None:
                 # Final, and the same for every test: no search (it would only repeat the failure).
                 verdict = Verdict(FAILED, str(sandbox.import_error), "", Cause(NO_IMPORT))
             else:
-                verdict = _graded_property(sandbox, prop, (book, paths, confirmer, auditor), options, graded)
+                verdict = _graded_property(sandbox, prop, (book, confirmer, auditor), options, graded, failures)
             graded.append((prop, verdict, time.monotonic() - t0))
         output = sandbox.output()
-        sandbox.close()  # before the audits below: nothing they do may reach the file's graded answers
+        sandbox.close()  # before the searches and audits below: nothing they do may reach the file's graded answers
+        graded = _searched(graded, failures, sandbox, paths, Audits(confirmer, auditor, options.excuse_traced))
         if not options.excuse_traced:
             audited = set_aside.reported_cases([(prop, verdict) for prop, verdict, _ in graded], auditor)
             graded = [(prop, verdict, seconds) for (prop, _, seconds), verdict in zip(graded, audited)]
@@ -184,9 +192,12 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
     return graded_report
 
 
-def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, SearchPaths | None, FreshBox, FreshBox],
-                     options: GradeOptions, graded: list[tuple[Property, Verdict, float]]) -> Verdict:
-    """One property's verdict (search.run_property), given those of the properties graded before it.
+def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, FreshBox, FreshBox],
+                     options: GradeOptions, graded: list[tuple[Property, Verdict, float]],
+                     failures: dict[int, tuple[frozenset[str], Replayed]]) -> Verdict:
+    """One property's verdict, given those of the properties graded before it: its drawn cases called in the
+    grading's box (search.replay_property). A property some case failed is FAILED here; its search for the case to
+    report comes later, in a box of its own (_searched), and its place in ``graded`` is kept in ``failures``.
 
     With the traced excuse, a failing case that rests on a wrong answer of a function that failed tests of its own
     is set aside as the search meets it, and the grading's box is renewed if the audit replayed anything (the
@@ -194,27 +205,53 @@ def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, Se
     default), the search audits nothing: the reported cases are audited once the box is closed
     (set_aside.reported_cases).
     """
-    book, paths, confirmer, auditor = boxes
+    book, confirmer, auditor = boxes
     suspects: frozenset[str] = frozenset()
     if options.excuse_traced:
         suspects = frozenset(p.item for p, verdict, _ in graded if set_aside.suspect(verdict) and p.item != prop.item)
     replays = auditor.calls + confirmer.calls
-    verdict = run_property(sandbox, prop, suspects, book.replay(prop), paths, Audits(confirmer, auditor,
-                                                                                     options.excuse_traced))
+    audits = Audits(confirmer, auditor, options.excuse_traced)
+    cases = book.replay(prop)
+    if cases is None:  # no drawn cases: the whole search here
+        verdict = run_property(sandbox, prop, suspects, None, None, audits)
+    else:
+        replayed = replay_property(sandbox, prop, suspects, cases, audits)
+        if replayed.verdict is None:
+            failures[len(graded)] = (suspects, replayed)
+        verdict = replayed.verdict or Verdict(FAILED, "")
     if auditor.calls + confirmer.calls > replays:
         sandbox.renew()
     if verdict.outcome == PASSED and (unproved := _unproved(prop, graded)):
-        verdict = Verdict(SET_ASIDE, f"right answers, but {unproved} passed none of its own tests: a scenario's inputs "
-                          f"are fixed (a table of its answers would pass it), so its points count once the functions "
-                          f"it uses pass tests of their own", "", wrong_helper(unproved))
+        verdict = Verdict(SET_ASIDE, f"right answers, but {unproved} passed none of its own tests on drawn inputs: a "
+                          f"scenario's inputs are fixed (a table of its answers would pass it), so its points count "
+                          f"once the functions it uses pass tests of their own", "", wrong_helper(unproved))
     return verdict
+
+
+def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int, tuple[frozenset[str], Replayed]],
+              sandbox: Sandbox, paths: SearchPaths | None, audits: Audits) -> list[tuple[Property, Verdict, float]]:
+    """``graded`` with the verdict of every property in ``failures``: the smallest failing case, and its report
+    (search.search_failure), searched in a box of its own once the grading's (``sandbox``) is closed. Its budgets
+    go on from the grading's. The grading's box never sees a search: the calls it got did not depend on the
+    grader's verdicts."""
+    if not failures:
+        return graded
+    searched = list(graded)
+    with Sandbox(sandbox.path, sandbox.limits, sandbox.hide) as searcher:
+        searcher.spent, searcher.idle, searcher.import_cpu = dict(sandbox.spent), sandbox.idle, sandbox.import_cpu
+        for k, (suspects, replayed) in failures.items():
+            prop, _, seconds = graded[k]
+            t0 = time.monotonic()
+            verdict = search_failure(searcher, prop, suspects, replayed.known, paths, audits)
+            searched[k] = (prop, verdict, seconds + time.monotonic() - t0)
+    return searched
 
 
 def _unproved(prop: Property, graded: list[tuple[Property, Verdict, float]]) -> str | None:
     """The first function a scenario's test uses that passed none of its own tests (graded before it: chosen()
     grades a scenario's functions with it)."""
     for function in prop.uses:
-        if not any(p.item == function and verdict.outcome == PASSED for p, verdict, _ in graded):
+        if not any(p.item == function and verdict.outcome == PASSED and not p.fixed_inputs for p, verdict, _ in graded):
             return function
     return None
 

@@ -164,6 +164,13 @@ class Search:
         self.calls[-1].failed = failed
         return failed
 
+    def answer_only(self, case: Any, key: bytes) -> None:
+        """Call the case and keep its verdict for the search to come, counting nothing (a case after the first
+        failure: replay_property); a stop is not kept (the search calls that case again)."""
+        verdict = self._verify(case)
+        if verdict[0] != STOPPED:
+            self.seen[key] = verdict
+
     def _answer(self, case: Any, key: bytes) -> bool:
         if self.shrinking:
             self.shrinking += 1
@@ -208,29 +215,69 @@ class Search:
 
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """What a box answered to a property's drawn cases (replay_property): the verdict when none failed or the child
+    stopped; else None, and the verdict of every case, from which the search for the case to report starts
+    (search_failure)."""
+
+    verdict: Verdict | None
+    known: dict[bytes, tuple[str, audit.Spoiled | None]] = field(default_factory=dict)
+
+
+def replay_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str], replay: Iterable[tuple[bytes, Any]],
+                    audits: Audits = Audits()) -> Replayed:
+    """Call the property's drawn cases (CaseBook.replay), every one, whatever the answers before: what the box sees
+    does not depend on the grader's verdicts. A red team's file switched to its other formula when the same case came
+    again (Hypothesis shrinking, then the reported case run once more) and earned 24 points more on the tests after;
+    a property that stopped at its first failure would tell a file which of its answers was wrong as well. A timeout
+    or a crash before any failure ends the property (the file's own doing, which it knows)."""
+    replayed = Search(sandbox, prop, suspects, audits=audits)
+    failed = False
+    try:
+        for key, case in replay:
+            if failed:
+                replayed.answer_only(case, key)
+            else:
+                failed = replayed(case, key)
+    except _Abort:
+        return Replayed(_stopped(replayed, replayed.stopped[0]))
+    if not failed:
+        return Replayed(_verdict_without_failure(prop, replayed.tally, audits.excuse_traced))
+    return Replayed(None, replayed.seen)
+
+
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),
                  replay: Iterable[tuple[bytes, Any]] | None = None, paths: SearchPaths | None = None,
                  audits: Audits = Audits()) -> Verdict:
-    """The verdict of one property: PASSED with empty texts when it holds.
+    """The verdict of one property, all in ``sandbox``: PASSED with empty texts when it holds.
 
     suspects: functions that already failed one of their own tests; a failing
     case that rests on a wrong answer of one of them is set aside.
-    replay: (key, case) of the cases ``find`` draws for this property (CaseBook.replay), tried first; Hypothesis
-    searches only if one of them fails, and then meets the replayed ones again without calling the child.
-    paths: the kept searches of failing files (grader.grading.paths): a search that follows one of them ends
-    without Hypothesis; one that leaves them runs ``find`` and is kept.
+    replay: (key, case) of the cases ``find`` draws for this property (CaseBook.replay), tried first
+    (replay_property); Hypothesis searches only if one of them fails (search_failure). The grading
+    (grader.grading.runner) runs the two in different boxes.
+    paths: the kept searches of failing files (grader.grading.paths).
     audits: how the failing cases met are audited (Audits; none by default).
     """
     known: dict[bytes, tuple[str, audit.Spoiled | None]] = {}
     if replay is not None:
-        replayed = Search(sandbox, prop, suspects, audits=audits)
-        try:
-            if not any(replayed(case, key) for key, case in replay):
-                return _verdict_without_failure(prop, replayed.tally, audits.excuse_traced)
-        except _Abort:
-            return _stopped(replayed, replayed.stopped[0])
-        known = replayed.seen
+        replayed = replay_property(sandbox, prop, suspects, replay, audits)
+        if replayed.verdict is not None:
+            return replayed.verdict
+        known = replayed.known
+    return search_failure(sandbox, prop, suspects, known, paths, audits)
+
+
+def search_failure(sandbox: Sandbox, prop: Property, suspects: frozenset[str],
+                   known: dict[bytes, tuple[str, audit.Spoiled | None]], paths: SearchPaths | None = None,
+                   audits: Audits = Audits()) -> Verdict:
+    """The smallest failing case of the property and its report: Hypothesis's ``find``, which meets the cases
+    ``known`` (replay_property's) again without calling ``sandbox``, or a kept search that ``find`` made before
+    (grader.grading.paths: a search that follows one ends without Hypothesis; one that leaves them runs ``find`` and
+    is kept)."""
     search = Search(sandbox, prop, suspects, known, audits)
+    ended: bool | None = None
     if paths is not None:
         try:
             ended = paths.tree(prop).walk(search)

@@ -69,6 +69,9 @@ class Property:
     #: The functions a scenario's check calls. Its inputs are fixed, so a table of their answers would pass it:
     #: its points count only once each of these functions has passed one of its own tests (grading.runner).
     uses: tuple[str, ...] = ()
+    #: Its inputs are a few fixed ones, like a scenario's: passing it does not count toward a scenario's ``uses``
+    #: (a red team's update answered the channel test with its closed form, and two scenarios' tables earned 12.5).
+    fixed_inputs: bool = False
 
     @cached_property
     def strategy(self) -> SearchStrategy:

@@ -162,6 +162,8 @@ class Channel:
                 reply = self._reply(request_id, sent, budget.what)
                 if reply is not None:
                     self._measure(meter)
+                    if self.cpu_used > budget.cpu_seconds:  # over, whether a check came before the reply or not
+                        raise CallTimeout(budget.cpu_message)
                     return reply
                 if time.monotonic() >= next_check:
                     next_check = time.monotonic() + POLL_SECONDS

@@ -1,8 +1,10 @@
 """Runs inside the sandboxed child process: imports the submission and serves calls.
 
-Standalone on purpose: it is started with ``python -I -S`` and a sys.path
-holding only the standard library, numpy, matplotlib and their dependencies,
-so it imports nothing of the grader (and cannot reach the reference solution).
+Standalone on purpose: it is started with ``python -s -S`` in an environment of
+the grader's alone (so not -I, which would ignore its PYTHONHASHSEED) and a
+sys.path holding only the standard library, numpy, matplotlib and their
+dependencies, so it imports nothing of the grader (and cannot reach the
+reference solution).
 
 Protocol: one JSON object per line, requests on fd REQUEST_FD, replies on fd
 REPLY_FD, so the submission's prints and reads of stdin never interfere. Values
@@ -231,7 +233,8 @@ def main():
     TEXT_CAP = config["text_cap"]
     sys.stdout = CappedOutput(sys.stdout, config["output_cap"])
     sys.stderr = CappedOutput(sys.stderr, config["output_cap"])
-    sys.path.extend(config["site"])
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p != here] + config["site"]  # not this folder: python was not run with -I
     requests = os.fdopen(request_fd, "r")
     replies = os.fdopen(reply_fd, "w")
 

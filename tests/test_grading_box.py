@@ -1,0 +1,66 @@
+"""What the grading's box sees does not depend on the grader's verdicts (real files, real boxes).
+
+A red team's file kept the hand-out's equal-mass collision law until it met the same arguments again, which the
+grader's search for the smallest failing case brought (and the reported case run once more, and the next tests'
+identical cases), then switched to the mass-weighted law: 97 points against its control's 73. The grading's box now
+gets every drawn case of every test whatever the answers, each different call once (Sandbox(remember=True)), and
+the searches for the cases to report run in another box after it is closed (grading.runner).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.grading import runner
+from grader.grading.report import PASSED
+from grader.sandbox import client
+
+from .test_grader_corpus import BUGS
+
+
+def _mutated(bug_name: str, folder: Path) -> Path:
+    bug, source, _, changes = next(b for b in BUGS if b[0] == bug_name)
+    text = source.read_text()
+    for old, new in changes:
+        assert old in text
+        text = text.replace(old, new)
+    folder.mkdir()
+    path = folder / "granularGas.py"
+    path.write_text(text)
+    return path
+
+
+def _graded_calls(path: Path, monkeypatch: pytest.MonkeyPatch, only: str) -> tuple[list[tuple[str, str]], Any]:
+    """(the calls that reached the grading box's child, in order: name and arguments), and the report."""
+    reached: list[tuple[str, str]] = []
+    boxes: list[client.Sandbox] = []
+
+    class Recorded(client.Sandbox):  # the first made is the grading's box; then the searches' box
+        def _call(self, name: str, sent: tuple, body: str, record: int) -> Any:
+            boxes.append(self) if not boxes else None
+            if self is boxes[0]:
+                reached.append((name, body))
+            return super()._call(name, sent, body, record)
+
+    monkeypatch.setattr(runner, "Sandbox", Recorded)
+    report = runner.grade_file(path, runner.GradeOptions(only=(only,)))
+    return reached, report
+
+
+@pytest.mark.parametrize("bug, function", [("equal-mass formula", "contact_solve_grains"),
+                                           ("wrong root", "contact_time_grains")])
+def test_a_wrong_file_s_grading_box_gets_the_calls_a_right_file_s_gets_each_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bug: str, function: str) -> None:
+    right = _mutated("equal-mass formula", tmp_path / "right")
+    right.write_text(next(b for b in BUGS if b[0] == bug)[1].read_text())  # the correct file the bug comes from
+    wrong = _mutated(bug, tmp_path / "wrong")
+    right_calls, right_report = _graded_calls(right, monkeypatch, function)
+    wrong_calls, wrong_report = _graded_calls(wrong, monkeypatch, function)
+    assert right_report.all_passed
+    assert any(r.outcome != PASSED for r in wrong_report.results), "the bug was not caught: the test shows nothing"
+    assert any(r.snippet for r in wrong_report.results if r.outcome != PASSED), "no failing case was reported"
+    assert wrong_calls == right_calls, "the calls the grading's box got depend on the verdicts"
+    assert len(set(wrong_calls)) == len(wrong_calls), "the grading's box got a call it had got before"

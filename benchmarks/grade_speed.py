@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # This checkout's grader, in this process and in the graded ones (run as this script): not whichever one is
 # installed, so that two checkouts can be timed side by side.
 sys.path.insert(0, str(ROOT))
-PHASES = ("imports", "isolation and self-test", "sandbox start", "cases", "properties", "feedback animation",
-          "feedback page")
+PHASES = ("imports", "isolation and self-test", "sandbox start", "cases", "properties", "searches",
+          "feedback animation", "feedback page")
 
 
 def _instrument() -> dict[str, list[float]]:
@@ -86,7 +86,8 @@ def _instrument() -> dict[str, list[float]]:
     timed(client, "selftest", "isolation and self-test")
     timed(client.Sandbox, "start", "sandbox start")
     timed(runner.CaseBook, "drawn", "cases")
-    timed(runner, "run_property", "properties")
+    timed(runner, "replay_property", "properties")  # the drawn cases, in the grading's box
+    timed(runner, "search_failure", "searches")  # the failing tests' smallest cases, in a box of their own
     timed(animation, "feedback_animation", "feedback animation")
     timed(feedback, "page", "feedback page")
     return spent

@@ -18,7 +18,7 @@ import numpy as np
 from reference import validation as validate
 from reference.contacts import grain_contact_times, grain_impulse, wall_contact_times, wall_impulse
 from reference.conventions import NO_CONTACT
-from reference.events import advance, earliest_contact
+from reference.events import InelasticCollapseError, advance, earliest_contact
 
 
 def contact_time_grains(x1, x2, v1, v2, R1, R2) -> float:
@@ -88,6 +88,7 @@ def update_with(move: Callable[..., Any], x, v, R, m, w, indexOld, r, dt, t) -> 
 
 
 __all__ = [
+    "InelasticCollapseError",
     "NO_CONTACT",
     "contact_time_grains",
     "contact_time_walls",

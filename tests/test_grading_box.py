@@ -64,3 +64,17 @@ def test_a_wrong_file_s_grading_box_gets_the_calls_a_right_file_s_gets_each_once
     assert any(r.snippet for r in wrong_report.results if r.outcome != PASSED), "no failing case was reported"
     assert wrong_calls == right_calls, "the calls the grading's box got depend on the verdicts"
     assert len(set(wrong_calls)) == len(wrong_calls), "the grading's box got a call it had got before"
+
+
+def test_a_search_that_does_not_fail_again_cannot_undo_the_grading_box_s_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The points come from the grading's box alone: its search box (the file's to fool: it can tell the two apart)
+    only finds the case to report."""
+    from grader.grading.report import Verdict
+
+    wrong = _mutated("wrong root", tmp_path / "wrong")
+    monkeypatch.setattr(runner, "search_failure", lambda *args: Verdict(PASSED))
+    report = runner.grade_file(wrong, runner.GradeOptions(only=("contact_time_grains",)))
+    failed = [r for r in report.results if r.outcome != PASSED]
+    assert failed and all("did not fail again" in r.message for r in failed)
+    assert report.score < 15

@@ -266,7 +266,8 @@ def test_a_failing_case_is_replayed_with_a_few_records_then_with_all(wrong_at: i
     wrong: the audit then sets aside what one replay recording them all would (the calls are read in order). A
     caller whose set-aside cases are traced (tracing.explained reads every helper call) is replayed recording all at
     once."""
-    from grader.grading.search import Session, _set_aside
+    from grader.grading.search import _set_aside
+    from grader.grading.session import Session
     from grader.properties.property import Property
     from grader.sandbox.calls import AUDIT_CALLS_KEPT, HELPER_CALLS_KEPT
 

@@ -29,7 +29,8 @@ from grader.grading.cases import CaseBook
 from grader.grading.causes import NO_IMPORT, Cause, wrong_helper
 from grader.grading.paths import SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult, Verdict
-from grader.grading.search import Audits, Replayed, replay_property, run_property, search_failure
+from grader.grading.search import Replayed, replay_property, run_property, search_failure
+from grader.grading.session import Audits
 from grader.grading.tracing import FreshBox
 from grader.properties import oracle
 from grader.properties.property import Property

@@ -9,19 +9,23 @@ aside; a timeout or a crash ends the search of its property only.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from grader.grading import audit, set_aside, tracing
+import numpy as np
+
+from grader.grading import audit, set_aside
 from grader.grading.cases import case_key, draw_without_local_constants, hypothesis_settings
 from grader.grading.causes import cause_of, wrong_helper
 from grader.grading.paths import Call, SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, Verdict
+from grader.grading.session import Audits, Session
 from grader.grading.snippets import snippet
-from grader.properties.property import Discard, Property, PropertyFailed
-from grader.sandbox.calls import HELPER_CALLS_KEPT, Returned
+from grader.properties.property import Discard, Property, PropertyFailed, checked_whole
+from grader.sandbox.calls import HELPER_CALLS_KEPT
 from grader.sandbox.client import (
     CallRaised,
     CallTimeout,
@@ -31,51 +35,6 @@ from grader.sandbox.client import (
     Sandbox,
     SubmissionError,
 )
-
-
-@dataclass(frozen=True)
-class Audits:
-    """How a search audits the failing cases it meets: with the traced excuse only (grader.grading.runner); by default
-    it audits nothing, and the reported cases are audited once the grading's box is closed (set_aside)."""
-
-    #: Where the calls a traced answer rests on are replayed (tracing.FreshBox; the grading's box if None).
-    confirmer: audit.Replayer | None = None
-    #: Where an audit replays calls (another tracing.FreshBox; the grading's box if None): in the grading's own,
-    #: which calls it replays told the file which of its answers the reference disagrees with, and a red team's file
-    #: learnt which of two formulas to use for the rest of its grading (78.75 points against 50).
-    auditor: tracing.Recorder | None = None
-    #: Whether a case traced to a wrong helper may still count for its caller (GradeOptions.excuse_traced): only then
-    #: is the trace worked out (its replays cost a box of their own).
-    excuse_traced: bool = False
-
-
-class Session:
-    """What a property's check calls: the submission's functions, with the trace of the current case."""
-
-    def __init__(self, sandbox: Sandbox, audits: Audits = Audits(), audited: str | None = None):
-        self.sandbox = sandbox
-        #: The function whose calls an audit reads (the property's): the helper calls recorded in other calls are
-        #: not kept (None: all are). A red team's file sent the largest records in each of the 200 calls of a
-        #: scenario's reported case, all held at once: 5 GB in the grader's process.
-        self.audited = audited
-        self.excuse_traced = audits.excuse_traced
-        self.confirmer = audits.confirmer or sandbox
-        self.auditor = audits.auditor or sandbox
-        #: The calls between the submission's functions its child records: none while searching (an audit
-        #: replays a failing call with them), the first few for the reported case (the cause names a helper).
-        self.record = 0
-        self.trace: list[tuple[str, tuple[Any, ...]]] = []
-        self.returns: list[tuple[str, tuple[Any, ...], Returned]] = []
-
-    def call(self, name: str, *args: Any) -> Returned:
-        self.trace.append((name, args))
-        returned = self.sandbox.call(name, *args, record=self.record)
-        kept = returned if self.audited in (None, name) else replace(returned, helper_calls=())
-        self.returns.append((name, args, kept))
-        return returned
-
-    def new_case(self) -> None:
-        self.trace, self.returns = [], []
 
 
 class Stopped(Exception):
@@ -129,8 +88,10 @@ class Search:
     """
 
     def __init__(self, sandbox: Sandbox, prop: Property, suspects: frozenset[str],
-                 known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None, audits: Audits = Audits()) -> None:
+                 known: dict[bytes, tuple[str, audit.Spoiled | None]] | None = None, audits: Audits = Audits(),
+                 whole: bool = False) -> None:
         self.session = Session(sandbox, audits, prop.item)
+        self.whole = whole  # each case checked whole (property.checked_whole): the grading's box
         self.prop, self.suspects = prop, suspects
         self.tally = Tally()
         self.stopped: list[Stopped] = []
@@ -195,24 +156,47 @@ class Search:
 
     def _verify(self, case: Any) -> tuple[str, audit.Spoiled | None]:
         self.session.new_case()
-        try:
-            self.prop.verify(self.session, case)
-        except Discard:
+        error: Exception | None = None
+        whole: contextlib.AbstractContextManager[list[str]] = (checked_whole() if self.whole
+                                                                else contextlib.nullcontext([]))
+        # Checked whole, a case goes on from wrong answers: numpy's warnings about them are no one's business.
+        quiet = np.errstate(all="ignore") if self.whole else contextlib.nullcontext()
+        with whole as failures, quiet:
+            try:
+                self.prop.verify(self.session, case)
+            except (Discard, PropertyFailed, SubmissionError) as exc:
+                error = exc
+            except Exception:
+                if not failures:
+                    raise  # the grader's own fault
+        if failures:  # checked whole: the first failure decides, as it would have ended the case
+            stop = error if isinstance(error, SubmissionError) and _stops(error) else None
+            error = PropertyFailed(failures[0])
+            if stop is not None:  # what comes after a stop must not depend on the failure before it
+                self.stopped.append(Stopped(stop, list(self.session.trace)))
+        return self._verdict(case, error)
+
+    def _verdict(self, case: Any, error: Exception | None) -> tuple[str, audit.Spoiled | None]:
+        if isinstance(error, Discard):
             return HELD, None
-        except (CallTimeout, ChildDied, ProtocolViolation) as exc:
-            self.stopped.append(Stopped(exc, list(self.session.trace)))
+        if isinstance(error, (CallTimeout, ChildDied, ProtocolViolation)):
+            self.stopped.append(Stopped(error, list(self.session.trace)))
             return STOPPED, None
-        except (PropertyFailed, SubmissionError) as exc:
+        if isinstance(error, (PropertyFailed, SubmissionError)):
             spoiled = _set_aside(self.session, self.prop, self.suspects)
             if spoiled is not None:
                 return SPOILED, spoiled
-            if isinstance(exc, SubmissionError) and _unwritten(exc):
-                self.stopped.append(Stopped(exc, list(self.session.trace), case))
+            if isinstance(error, SubmissionError) and _unwritten(error):
+                self.stopped.append(Stopped(error, list(self.session.trace), case))
                 return STOPPED, None
             return BROKEN, None
         self.tally.passed += 1
         return HELD, None
 
+
+def _stops(error: SubmissionError) -> bool:
+    """Whether the error ends a property's calls: a timeout, a crash, a breach, a function not written."""
+    return isinstance(error, (CallTimeout, ChildDied, ProtocolViolation)) or _unwritten(error)
 
 
 @dataclass(frozen=True)
@@ -230,21 +214,29 @@ def replay_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str], 
     """Call the property's drawn cases (CaseBook.replay), every one, whatever the answers before: what the box sees
     does not depend on the grader's verdicts. A red team's file switched to its other formula when the same case came
     again (Hypothesis shrinking, then the reported case run once more) and earned 24 points more on the tests after;
-    a property that stopped at its first failure would tell a file which of its answers was wrong as well. A timeout
-    or a crash before any failure ends the property (the file's own doing, which it knows)."""
-    replayed = Search(sandbox, prop, suspects, audits=audits)
+    a property that stopped at its first failure would tell a file which of its answers was wrong as well, and so
+    would a case that stopped short (each is checked whole: property.checked_whole). A timeout, a crash or a
+    function not written ends the calls, failure before it or not (the file's own doing, which it knows); a stopped
+    case is never run again here (a red team's file raised NotImplementedError and watched for the case again)."""
+    replayed = Search(sandbox, prop, suspects, audits=audits, whole=True)
     failed = False
-    try:
-        for key, case in replay:
-            if failed:
-                replayed.answer_only(case, key)
-            else:
-                failed = replayed(case, key)
-    except _Abort:
-        return Replayed(_stopped(replayed, replayed.stopped[0]))
-    if not failed:
+    for key, case in replay:
+        if replayed.stopped:
+            break  # a stop ends the calls, whether a case failed before it or not
+        if failed:
+            replayed.answer_only(case, key)
+            continue
+        try:
+            failed = replayed(case, key)
+        except _Abort:
+            break
+    if not failed and replayed.stopped and not _unwritten(replayed.stopped[0].error):
+        return Replayed(_stopped(replayed, replayed.stopped[0]))  # a timeout or a crash: reported without a call
+    if not failed and not replayed.stopped:
         return Replayed(_verdict_without_failure(prop, replayed.tally, audits.excuse_traced))
-    return Replayed(None, replayed.seen)
+    # A failure, or a function not written, whose report runs the case again: in the search's box, which calls a
+    # stopped case again itself.
+    return Replayed(None, {key: seen for key, seen in replayed.seen.items() if seen[0] != STOPPED})
 
 
 def run_property(sandbox: Sandbox, prop: Property, suspects: frozenset[str] = frozenset(),

@@ -8,7 +8,9 @@ fairly. Nothing here knows the reference solution or the sandbox.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
@@ -83,7 +85,30 @@ class Property:
         return f"{self.item}: {self.name}"
 
 
+#: The failures of the case being checked whole (checked_whole), in order; None: a failure ends the case.
+_WHOLE: ContextVar[list[str] | None] = ContextVar("failures_of_a_case_checked_whole", default=None)
+
+
 def fail(message: str) -> NoReturn:
     if len(message) > MESSAGE_CAP:
         message = message[: MESSAGE_CAP - 5] + " ..."
-    raise PropertyFailed(message)
+    failures = _WHOLE.get()
+    if failures is None:
+        raise PropertyFailed(message)
+    failures.append(message)  # checked whole: the case goes on to its next calls
+    return  # type: ignore[misc]
+
+
+@contextmanager
+def checked_whole() -> Iterator[list[str]]:
+    """Within it, a failure does not end the case: it is listed (the list yielded) and the property goes on, so
+    the case makes every call it makes when nothing fails. The grading's box must not learn from a case that
+    stops short that an answer was wrong (a red team's file watched whether a case's second call came, and
+    kept the formula that made it come: 88.5 points against 35). Whatever goes wrong after a failure (a value
+    read from a wrong answer) is the caller's to catch."""
+    failures: list[str] = []
+    token = _WHOLE.set(failures)
+    try:
+        yield failures
+    finally:
+        _WHOLE.reset(token)

@@ -1,5 +1,7 @@
 """The search for a failing input of one property: Hypothesis ``find`` over the submission's answers.
 
+Two steps, which the grading runs in two boxes: replay_property calls the drawn cases (the ones ``find`` draws),
+every one and each whole, whatever the answers; search_failure then shrinks a failure to the case to report.
 Settings are derandomized and use no example database, so the same file always
 gets the same grade; what Hypothesis draws depends on the strategies only. Given
 suspects (with the traced excuse only: grader.grading.runner), a failing case

@@ -207,6 +207,8 @@ class ProcessTree:
         """Signal the member ``pid``, never a process that took its pid since: its pidfd is opened first, then the
         pid is checked to name the member still (a kernel without pidfds, before Linux 5.3: no signal, so a freeze
         fails and the box is emptied)."""
+        if not (hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")):
+            return  # a Python built without them: as a kernel without pidfds
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:

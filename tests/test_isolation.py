@@ -697,6 +697,20 @@ def contact_time_grains(x1, x2, v1, v2, R1, R2):
 """
 
 
+def _seccomp_probe(tmp_path: Path, source_text: str) -> int:
+    """The bits a probe file's contact_time_grains returns from a real box (skipped without a seccomp filter)."""
+    from grader.sandbox import seccomp
+    from grader.sandbox.client import Sandbox
+
+    if not seccomp.supported():
+        pytest.skip("no seccomp filter for this machine (declared as a weakness)")
+    source = tmp_path / "granularGas.py"
+    source.write_text(source_text)
+    with Sandbox(source, Limits(call_seconds=20.0)) as box:
+        x = np.zeros(2)
+        return int(float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array))
+
+
 @needs_bwrap
 def test_no_kernel_work_outside_the_box_and_threads_and_processes_still_work(tmp_path: Path) -> None:
     """A review's files made the kernel work in its own workers, outside the box and its CPU count: network namespaces
@@ -705,16 +719,7 @@ def test_no_kernel_work_outside_the_box_and_threads_and_processes_still_work(tmp
     closed io_uring rings, torn down in kernel workers (0.64 s uncharged per second). New namespaces are refused
     (unshare EPERM, clone3 ENOSYS so that threads and processes fall back to clone), io_uring does not exist, and a
     process holds at most 256 files, which also caps the sockets in flight. Threads and fork still work."""
-    from grader.sandbox import seccomp
-    from grader.sandbox.client import Sandbox
-
-    if not seccomp.supported():
-        pytest.skip("no seccomp filter for this machine (declared as a weakness)")
-    source = tmp_path / "granularGas.py"
-    source.write_text(KERNEL_WORKER)
-    with Sandbox(source, Limits(call_seconds=20.0)) as box:
-        x = np.zeros(2)
-        bits = int(float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array))
+    bits = _seccomp_probe(tmp_path, KERNEL_WORKER)
     names = ["user namespace refused", "clone3 ENOSYS", "a thread ran", "fork worked", "256 open files",
              "the 257th file refused", "io_uring ENOSYS"]
     assert [name for k, name in enumerate(names) if not bits >> k & 1] == []
@@ -773,16 +778,7 @@ def test_nothing_in_a_box_can_continue_a_stopped_process(tmp_path: Path) -> None
     """A box waiting for its next call is stopped (Sandbox.pause); a process of it that could send SIGCONT, or make
     the kernel send it, could wake the others: a ring of six that wakes the next and stops itself (SPINNERS) ran on,
     unseen, after 1 of 10 freezes in a box without these rules (3 to 17 of 20 outside one). Other signals work."""
-    from grader.sandbox import seccomp
-    from grader.sandbox.client import Sandbox
-
-    if not seccomp.supported():
-        pytest.skip("no seccomp filter for this machine (declared as a weakness)")
-    source = tmp_path / "granularGas.py"
-    source.write_text(CONTINUERS)
-    with Sandbox(source, Limits(call_seconds=20.0)) as box:
-        x = np.zeros(2)
-        bits = int(float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array))
+    bits = _seccomp_probe(tmp_path, CONTINUERS)
     names = ["kill SIGCONT", "kill SIGCONT with high bits", "tkill", "tgkill", "rt_sigqueueinfo",
              "rt_tgsigqueueinfo", "pidfd_send_signal", "PR_SET_PDEATHSIG", "timer_create", "mq_notify", "setpgid",
              "setsid", "ptrace", "F_SETSIG", "clone ending with SIGCONT", "SIGTERM still sent"]

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from grader.grading import runner
+from grader.grading import runner, search
 from grader.grading.report import FAILED
 from grader.properties.property import Property, fail
 from grader.sandbox.calls import Returned
@@ -35,16 +35,16 @@ def prop(shrink_cases: int) -> Property:
 
 def test_shrinking_stops_after_its_budget_on_a_real_failure():
     free, bounded = Counting(), Counting()
-    verdict = runner.run_property(free, prop(10_000))  # type: ignore[arg-type]
+    verdict = search.run_property(free, prop(10_000))  # type: ignore[arg-type]
     outcome, message = verdict.outcome, verdict.message
-    small = runner.run_property(bounded, prop(5))  # type: ignore[arg-type]
+    small = search.run_property(bounded, prop(5))  # type: ignore[arg-type]
     small_outcome, small_message = small.outcome, small.message
     assert outcome == small_outcome == FAILED
     assert bounded.calls < free.calls and bounded.calls <= 60 + 5 + 2  # examples, budget, the verification
     # The reported case failed: the budget picks how small the input is, never the verdict.
     assert int(small_message.split()[1]) > 1000 and int(message.split()[1]) > 1000
     again = Counting()
-    assert runner.run_property(again, prop(5)).message == small_message and again.calls == bounded.calls
+    assert search.run_property(again, prop(5)).message == small_message and again.calls == bounded.calls
 
 
 def test_a_scenario_counts_only_once_its_functions_pass_a_test_on_drawn_inputs() -> None:

@@ -29,7 +29,7 @@ from grader.grading.cases import CaseBook
 from grader.grading.causes import NO_IMPORT, Cause, wrong_helper
 from grader.grading.paths import SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult, Verdict
-from grader.grading.search import Replayed, replay_property, run_property, search_failure
+from grader.grading.search import Replayed, replay_property, search_failure
 from grader.grading.session import Audits
 from grader.grading.tracing import FreshBox
 from grader.properties import oracle
@@ -213,13 +213,11 @@ def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, Fr
     replays = auditor.calls + confirmer.calls
     audits = Audits(confirmer, auditor, options.excuse_traced)
     cases = book.replay(prop)
-    if cases is None:  # no drawn cases: the whole search here
-        verdict = run_property(sandbox, prop, suspects, None, None, audits)
-    else:
-        replayed = replay_property(sandbox, prop, suspects, cases, audits)
-        if replayed.verdict is None:
-            failures[len(graded)] = (suspects, replayed)
-        verdict = replayed.verdict or Verdict(FAILED, "")
+    assert cases is not None, f"no cases drawn for {prop.id}"  # grade_file draws them for every property it grades
+    replayed = replay_property(sandbox, prop, suspects, cases, audits)
+    if replayed.verdict is None:
+        failures[len(graded)] = (suspects, replayed)
+    verdict = replayed.verdict or Verdict(FAILED, "")
     if auditor.calls + confirmer.calls > replays:
         sandbox.renew()
     if verdict.outcome == PASSED and (unproved := _unproved(prop, graded)):

@@ -129,10 +129,8 @@ class Search:
 
     def answer_only(self, case: Any, key: bytes) -> None:
         """Call the case and keep its verdict for the search to come, counting nothing (a case after the first
-        failure: replay_property); a stop is not kept (the search calls that case again)."""
-        verdict = self._verify(case)
-        if verdict[0] != STOPPED:
-            self.seen[key] = verdict
+        failure: replay_property, which hands the search no stop)."""
+        self.seen[key] = self._verify(case)
 
     def _answer(self, case: Any, key: bytes) -> bool:
         if self.shrinking:

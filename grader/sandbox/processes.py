@@ -180,8 +180,7 @@ class ProcessTree:
         return False
 
     def thaw(self) -> None:
-        """Let every member run again (SIGCONT)."""
-        self.refresh(at_once=True)
+        """Let every member run again (SIGCONT): those freeze found (none was made since)."""
         for pid in self.members:
             self._signal(pid, signal.SIGCONT)
 

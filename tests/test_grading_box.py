@@ -98,3 +98,51 @@ def test_a_case_stopped_in_the_grading_box_is_never_run_there_again(tmp_path: Pa
     calls, report = _graded_calls(path, monkeypatch, "contact_time_grains")
     assert any("not written yet" in r.message and r.snippet for r in report.results), "no test stopped"
     assert len(set(calls)) == len(calls), "the grading's box got a call it had got before"
+
+
+def test_a_file_timing_the_grader_between_its_calls_learns_nothing(tmp_path: Path) -> None:
+    """A file compared, on its own clock, the grader's time between its calls after answers it knew a formula gets
+    right (equal masses) and after the others: a failure's message, formatted between two calls, took 234-418 us,
+    and the file switched formula for the tests after (80.5 points against 60.5). Within the grading's box no
+    message is read, so none is formatted (property.terse); the file now scores as its control."""
+    text = (Path(__file__).parent / "verdict_samples" / "timing_switch.py").read_text()
+    assert "TRICK = True" in text
+    scores = []
+    for name, source in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
+        path = tmp_path / name / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(source)
+        scores.append(runner.grade_file(path).score)
+    attack, control = scores
+    assert control < 100 and attack == control, (attack, control)
+
+
+def test_no_value_is_formatted_for_a_message_while_the_grading_box_is_open(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deterministic side of the test above: formatting a failure's values is work only a failure costs, so
+    none is done while the grading's box is open; the search's box formats the reported case's."""
+    from grader.grading import search
+    from grader.properties import readers
+
+    formatted = {"grading box": 0, "after": 0}
+    where = ["after"]
+    real_number, real_replay = readers._number, search.replay_property
+
+    def counted_number(x: float) -> str:
+        formatted[where[0]] += 1
+        return real_number(x)
+
+    def replay(*args: Any, **kwargs: Any) -> Any:
+        where[0] = "grading box"
+        try:
+            return real_replay(*args, **kwargs)
+        finally:
+            where[0] = "after"
+
+    monkeypatch.setattr(readers, "_number", counted_number)
+    monkeypatch.setattr(runner, "replay_property", replay)
+    report = runner.grade_file(_mutated("equal-mass formula", tmp_path / "wrong"),
+                               runner.GradeOptions(only=("contact_solve_grains",)))
+    assert any(r.outcome != PASSED for r in report.results)
+    assert formatted["after"] > 0, "no reported case formatted a value: the test shows nothing"
+    assert formatted["grading box"] == 0, formatted

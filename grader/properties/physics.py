@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.properties.lazy import st
-from grader.properties.property import Caller, Property, fail
-from grader.properties.readers import call_update, fmt, one_float, time_and_index, vector_pair
+from grader.properties.property import Caller, Property, fail, terse
+from grader.properties.readers import TERSE, call_update, fmt, one_float, time_and_index, vector_pair
 from grader.spec import NO_PREVIOUS_CONTACT, scenarios
 from grader.spec.tolerances import SCENARIO_RTOL, close
 from reference import c12, dem
@@ -29,6 +29,8 @@ MAX_EVENTS = 100
 
 def _rows(a: np.ndarray) -> str:
     """Vectors on one line: (0.25, 0), (1, 0)."""
+    if terse():
+        return TERSE
     return ", ".join("(" + ", ".join(f"{c:.10g}" for c in row) + ")" for row in np.atleast_2d(a))
 
 

@@ -99,13 +99,24 @@ def fail(message: str) -> NoReturn:
     return  # type: ignore[misc]
 
 
+def terse() -> bool:
+    """Whether no failure message will be read (a case checked whole): the values it would show are not formatted."""
+    return _WHOLE.get() is not None
+
+
 @contextmanager
 def checked_whole() -> Iterator[list[str]]:
     """Within it, a failure does not end the case: it is listed (the list yielded) and the property goes on, so
     the case makes every call it makes when nothing fails. The grading's box must not learn from a case that
     stops short that an answer was wrong (a red team's file watched whether a case's second call came, and
     kept the formula that made it come: 88.5 points against 35). Whatever goes wrong after a failure (a value
-    read from a wrong answer) is the caller's to catch."""
+    read from a wrong answer) is the caller's to catch.
+
+    Nobody reads the messages listed here (the verdict alone is kept: the search for the case to report runs in
+    a box of its own): within it, the values a message would show are not formatted (terse), so that a failing
+    case costs the grader no more time between two calls than a passing one. That time told a file its verdicts:
+    with a collision law right only for equal masses, 250-400 us more after a wrong answer than after a right one
+    (a median of 270 us against 680), which a file can read from its own clock."""
     failures: list[str] = []
     token = _WHOLE.set(failures)
     try:

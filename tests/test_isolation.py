@@ -26,6 +26,7 @@ from grader.grading.cases import CaseBook
 from grader.grading.runner import all_properties
 from grader.grading.tracing import FreshBox
 from grader.sandbox import allow_list, host, isolation, processes
+from grader.sandbox.client import Sandbox
 from grader.spec import paths
 from grader.spec.limits import Limits
 
@@ -860,6 +861,40 @@ def test_processes_left_busy_between_replays_use_no_cpu_and_run_again_at_the_nex
         assert _replay(box)[0] == 3.5, "the box's processes did not run again at its next call"
         started = time.monotonic()
     assert time.monotonic() - started < 5.0, "closing a box of stopped processes took long"
+
+
+BACKGROUND_SPINNER = """import os
+
+if os.fork() == 0:  # busy from the import on, whatever the calls
+    while True:
+        pass
+_calls = [0]
+
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    _calls[0] += 1
+    return float(_calls[0])
+"""
+
+
+def test_a_grading_box_busy_between_its_calls_is_stopped_there_so_a_slower_grader_charges_it_no_more(
+        tmp_path: Path, mode: str) -> None:
+    """A call is charged what its box used since the call before: a file busy in the background was charged the
+    grader's own time between two calls, more on a slower machine (the same file, another grade near a limit).
+    Once a box has used BETWEEN_CALLS_CPU_SECONDS there, it is stopped between every two of its calls (Sandbox.pause)
+    and goes on at the next, its state kept."""
+    source = tmp_path / "granularGas.py"
+    source.write_text(BACKGROUND_SPINNER)
+    charged = []
+    with Sandbox(source, _limits(mode, call_seconds=20)) as box:
+        for k in range(5):
+            x = np.zeros(2)
+            returned = box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+            assert float(returned.value.array) == k + 1, "the box was emptied: its state was lost"
+            charged.append(returned.cpu_seconds)
+            time.sleep(0.4)  # a slow grader between two calls
+    assert charged[1] > 0.05, f"the spinner was not charged the first wait ({charged}): the test shows nothing"
+    assert max(charged[2:]) < 0.05, f"the box ran while the grader worked between its calls: {charged}"
 
 
 def test_a_box_whose_processes_do_not_all_stop_is_emptied_and_the_next_call_starts_afresh(

@@ -114,6 +114,8 @@ class Channel:
         #: CPU seconds the child's processes used during the last exchange (so far, while it runs).
         self.cpu_used = 0.0
         self.frozen = False  # every process of the child stopped (freeze) until the next exchange
+        #: CPU seconds the child's processes used between exchanges (while not frozen), in all.
+        self.between_exchanges = 0.0
 
     def close(self) -> None:
         self._selector.close()
@@ -141,6 +143,9 @@ class Channel:
         if self.frozen:
             self.frozen = False
             self._tree.thaw()
+        elif self._cpu_ns is not None:  # what ran since the last exchange ended (charged to this one all the same)
+            self._tree.refresh()
+            self.between_exchanges += max(0, self._tree.nanoseconds() - self._cpu_ns) / 1e9
         started = time.monotonic()
         meter = CpuMeter(self._tree, self._cpu_ns)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0

@@ -43,7 +43,7 @@ from grader.sandbox.channel import (
     SubmissionError,
     idle_message,
 )
-from grader.spec.limits import IDLE_PER_CPU_SECOND, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
+from grader.spec.limits import BETWEEN_CALLS_CPU_SECONDS, IDLE_PER_CPU_SECOND, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
 
 __all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
            "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
@@ -207,8 +207,10 @@ class Sandbox:
     def pause(self) -> None:
         """Stop the child's processes until the next call, which lets them run again: a box kept open between
         calls (grading.tracing.FreshBox) uses no CPU meanwhile. A call charges what ran since the one before, but
-        after a box's last call nothing would be (a review's file kept its processes busy there). A box whose
-        processes do not all stop is emptied: the next call starts a fresh child."""
+        after a box's last call nothing would be (a review's file kept its processes busy there). Any box whose
+        processes used BETWEEN_CALLS_CPU_SECONDS between its calls is paused after each call (_call): what runs
+        there depends on how long the grader takes. A box whose processes do not all stop is emptied: the next
+        call starts a fresh child."""
         if self._channel is not None and not self._channel.freeze():
             self._stop()
 
@@ -296,6 +298,8 @@ class Sandbox:
         finally:
             self.spent[name] = spent + channel.cpu_used
             self.idle += max(0.0, time.monotonic() - started - channel.cpu_used)
+        if channel.between_exchanges > BETWEEN_CALLS_CPU_SECONDS:
+            self.pause()  # its processes run between its calls: from now on they are stopped there
         if isinstance(reply, wire.Raised):
             raised = CallRaised(f"{name} raised {reply.error}: {reply.message}{reply.where}"
                                 f"{_HINTS.get(reply.error, '')}", reply.error, reply.helper_calls,

@@ -104,7 +104,7 @@ def test_a_file_timing_the_grader_between_its_calls_learns_nothing(tmp_path: Pat
     """A file compared, on its own clock, the grader's time between its calls after answers it knew a formula gets
     right (equal masses) and after the others: a failure's message, formatted between two calls, took 234-418 us,
     and the file switched formula for the tests after (80.5 points against 60.5). Within the grading's box no
-    message is read, so none is formatted (property.terse); the file now scores as its control."""
+    message is read, so none is formatted (property.messages_unread); the file now scores as its control."""
     text = (Path(__file__).parent / "verdict_samples" / "timing_switch.py").read_text()
     assert "TRICK = True" in text
     scores = []

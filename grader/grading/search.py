@@ -26,7 +26,7 @@ from grader.grading.paths import Call, SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, Verdict
 from grader.grading.session import Audits, Session
 from grader.grading.snippets import snippet
-from grader.properties.property import Discard, Property, PropertyFailed, checked_whole
+from grader.properties.property import Discard, Property, PropertyFailed, checked_whole, messages_unread
 from grader.sandbox.calls import HELPER_CALLS_KEPT
 from grader.sandbox.client import (
     CallRaised,
@@ -161,7 +161,7 @@ class Search:
                                                                 else contextlib.nullcontext([]))
         # Checked whole, a case goes on from wrong answers: numpy's warnings about them are no one's business.
         quiet = np.errstate(all="ignore") if self.whole else contextlib.nullcontext()
-        with whole as failures, quiet:
+        with whole as failures, quiet, messages_unread():  # the verdict alone is kept
             try:
                 self.prop.verify(self.session, case)
             except (Discard, PropertyFailed, SubmissionError) as exc:

@@ -99,9 +99,29 @@ def fail(message: str) -> NoReturn:
     return  # type: ignore[misc]
 
 
+#: Whether the messages of the case being checked go unread (messages_unread).
+_UNREAD: ContextVar[bool] = ContextVar("messages_of_a_case_unread", default=False)
+
+
 def terse() -> bool:
-    """Whether no failure message will be read (a case checked whole): the values it would show are not formatted."""
-    return _WHOLE.get() is not None
+    """Whether no failure message will be read (messages_unread): the values it would show are not formatted."""
+    return _UNREAD.get()
+
+
+@contextmanager
+def messages_unread() -> Iterator[None]:
+    """Within it, the values a failure's message would show are not formatted (readers.fmt gives "..."): for cases
+    whose verdict alone is kept (grading.search: the reported case is run again for its message).
+
+    Formatting is work only a failure costs. In the grading's box it told a file its verdicts through the grader's
+    time between two calls: with a collision law right only for equal masses, 234-418 us more after a wrong answer
+    than after a right one, read on the file's own clock (tests/verdict_samples/timing_switch.py: 80.5 points
+    against 60.5). In a search, each failing candidate formatted a message nobody read."""
+    token = _UNREAD.set(True)
+    try:
+        yield
+    finally:
+        _UNREAD.reset(token)
 
 
 @contextmanager
@@ -110,13 +130,7 @@ def checked_whole() -> Iterator[list[str]]:
     the case makes every call it makes when nothing fails. The grading's box must not learn from a case that
     stops short that an answer was wrong (a red team's file watched whether a case's second call came, and
     kept the formula that made it come: 88.5 points against 35). Whatever goes wrong after a failure (a value
-    read from a wrong answer) is the caller's to catch.
-
-    Nobody reads the messages listed here (the verdict alone is kept: the search for the case to report runs in
-    a box of its own): within it, the values a message would show are not formatted (terse), so that a failing
-    case costs the grader no more time between two calls than a passing one. That time told a file its verdicts:
-    with a collision law right only for equal masses, 250-400 us more after a wrong answer than after a right one
-    (a median of 270 us against 680), which a file can read from its own clock."""
+    read from a wrong answer) is the caller's to catch."""
     failures: list[str] = []
     token = _WHOLE.set(failures)
     try:

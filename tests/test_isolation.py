@@ -877,14 +877,36 @@ def contact_time_grains(x1, x2, v1, v2, R1, R2):
 """
 
 
+#: A red team's addition: a thread waits in clone(CLONE_VFORK) for a child that pauses for ever, in uninterruptible
+#: sleep (state D), which SIGSTOP cannot end; every freeze of the box failed, and the box was emptied and imported
+#: again every few calls.
+STUCK_IN_VFORK = """
+import ctypes, threading
+
+_libc = ctypes.CDLL(None)
+_STACK = ctypes.create_string_buffer(1 << 16)
+
+
+def _stuck():
+    _libc.clone.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    _libc.clone(ctypes.cast(_libc.pause, ctypes.c_void_p), ctypes.addressof(_STACK) + (1 << 16) - 64,
+                0x4000 | 17, None)  # CLONE_VFORK | SIGCHLD
+
+
+threading.Thread(target=_stuck, daemon=True).start()
+"""
+
+
+@pytest.mark.parametrize("stuck", [False, True], ids=["spinner", "spinner-and-a-thread-stuck-in-vfork"])
 def test_a_grading_box_busy_between_its_calls_is_stopped_there_so_a_slower_grader_charges_it_no_more(
-        tmp_path: Path, mode: str) -> None:
+        tmp_path: Path, mode: str, stuck: bool) -> None:
     """A call is charged what its box used since the call before: a file busy in the background was charged the
     grader's own time between two calls, more on a slower machine (the same file, another grade near a limit).
     Once a box has used BETWEEN_CALLS_CPU_SECONDS there, it is stopped between every two of its calls (Sandbox.pause)
-    and goes on at the next, its state kept."""
+    and goes on at the next, its state kept; a task in uninterruptible sleep that was sent SIGSTOP counts as
+    stopped (it runs nothing before it stops)."""
     source = tmp_path / "granularGas.py"
-    source.write_text(BACKGROUND_SPINNER)
+    source.write_text(BACKGROUND_SPINNER + (STUCK_IN_VFORK if stuck else ""))
     charged = []
     with Sandbox(source, _limits(mode, call_seconds=20)) as box:
         for k in range(5):
@@ -897,12 +919,33 @@ def test_a_grading_box_busy_between_its_calls_is_stopped_there_so_a_slower_grade
     assert max(charged[2:]) < 0.05, f"the box ran while the grader worked between its calls: {charged}"
 
 
+def test_a_grading_box_whose_processes_cannot_be_stopped_between_calls_loses_those_calls(
+        tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A red team's file made every freeze fail: its box was emptied without a call failing, and its fresh child
+    got a new allowance of CPU between calls, so it went on restarting (and importing again) every few calls at no
+    cost. Now a call after which its box cannot be stopped fails (ChildDied: the file's doing), and a fresh child is
+    stopped between its calls from the start."""
+    from grader.sandbox.channel import ChildDied
+
+    source = tmp_path / "granularGas.py"
+    source.write_text(BACKGROUND_SPINNER)
+    monkeypatch.setattr(processes, "FREEZE_ROUNDS", 2)
+    monkeypatch.setattr(processes.ProcessTree, "_frozen", staticmethod(lambda pid, stopping=False: False))
+    x = np.zeros(2)
+    with Sandbox(source, _limits(mode, call_seconds=20)) as box:
+        assert float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array) == 1.0
+        time.sleep(0.3)  # the spinner runs while the grader works
+        for _ in range(2):  # the second: a fresh child, stopped between its calls at once
+            with pytest.raises(ChildDied, match="could not be stopped"):
+                box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+
+
 def test_a_box_whose_processes_do_not_all_stop_is_emptied_and_the_next_call_starts_afresh(
         tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "granularGas.py"
     source.write_text(SPINNERS)
     monkeypatch.setattr(processes, "FREEZE_ROUNDS", 2)
-    monkeypatch.setattr(processes.ProcessTree, "_frozen", staticmethod(lambda pid: False))
+    monkeypatch.setattr(processes.ProcessTree, "_frozen", staticmethod(lambda pid, stopping=False: False))
     with FreshBox(source, _limits(mode, call_seconds=20)) as box:
         assert _replay(box)[0] == 1.0
         answer, charged = _replay(box)

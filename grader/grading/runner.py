@@ -239,6 +239,7 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
     searched = list(graded)
     with Sandbox(sandbox.path, sandbox.limits, sandbox.hide) as searcher:
         searcher.spent, searcher.idle, searcher.import_cpu = dict(sandbox.spent), sandbox.idle, sandbox.import_cpu
+        searcher.pausing = sandbox.pausing
         for k, (suspects, replayed) in failures.items():
             prop, _, seconds = graded[k]
             t0 = time.monotonic()

@@ -116,6 +116,9 @@ class Sandbox:
         #: Wall-clock seconds the calls and imports spent beyond their CPU time, in all (Limits.idle_seconds), and
         #: the imports' CPU seconds.
         self.idle, self.import_cpu = 0.0, 0.0
+        #: Whether the box is stopped between its calls (_call): its processes used CPU there, in this child or one
+        #: before it (a fresh child gets no allowance of its own).
+        self.pausing = False
         self._channel: Channel | None = None
         self._request_id = 0
 
@@ -207,12 +210,23 @@ class Sandbox:
     def pause(self) -> None:
         """Stop the child's processes until the next call, which lets them run again: a box kept open between
         calls (grading.tracing.FreshBox) uses no CPU meanwhile. A call charges what ran since the one before, but
-        after a box's last call nothing would be (a review's file kept its processes busy there). Any box whose
-        processes used BETWEEN_CALLS_CPU_SECONDS between its calls is paused after each call (_call): what runs
-        there depends on how long the grader takes. A box whose processes do not all stop is emptied: the next
-        call starts a fresh child."""
+        after a box's last call nothing would be (a review's file kept its processes busy there). A box whose
+        processes do not all stop is emptied: the next call starts a fresh child. (Any box whose processes used
+        BETWEEN_CALLS_CPU_SECONDS between its calls is also stopped after each call: _pause_after.)"""
         if self._channel is not None and not self._channel.freeze():
             self._stop()
+
+    def _pause_after(self, name: str) -> None:
+        """Stop the box until its next call: its processes used CPU between its calls, which depends on how long the
+        grader takes there. ChildDied if they cannot all be stopped (the box is emptied): that is the file's doing,
+        and it costs the call, as a crash does (a failed stop that only emptied the box let a red team's file restart
+        its box, and import again, every few calls at no cost)."""
+        self.pausing = True
+        if self._channel is not None and not self._channel.freeze():
+            self._stop()
+            raise ChildDied(f"{name}: granularGas.py's processes ran on between two calls and could not be stopped "
+                            "there (the grader stops a file's processes between its calls once they use CPU there); "
+                            "the file's processes were ended")
 
     def renew(self) -> None:
         """Go on in a fresh box: a new process, new folders and a new root; the budgets spent so far are kept, and
@@ -298,8 +312,8 @@ class Sandbox:
         finally:
             self.spent[name] = spent + channel.cpu_used
             self.idle += max(0.0, time.monotonic() - started - channel.cpu_used)
-        if channel.between_exchanges > BETWEEN_CALLS_CPU_SECONDS:
-            self.pause()  # its processes run between its calls: from now on they are stopped there
+        if self.pausing or channel.between_exchanges > BETWEEN_CALLS_CPU_SECONDS:
+            self._pause_after(name)
         if isinstance(reply, wire.Raised):
             raised = CallRaised(f"{name} raised {reply.error}: {reply.message}{reply.where}"
                                 f"{_HINTS.get(reply.error, '')}", reply.error, reply.helper_calls,

@@ -21,6 +21,10 @@ FREEZE_ROUNDS = 10
 #: Task states that run no code of the process and cannot until it is sent SIGCONT (which nothing in a box may send:
 #: grader.sandbox.seccomp): stopped, or dead.
 _FROZEN_STATES = frozenset(b"TZX")  # of ints, as indexing bytes gives
+#: Uninterruptible sleep: a task there runs no code, and one sent SIGSTOP stops before it runs any of the process's
+#: again. SIGSTOP cannot end that sleep: a red team's thread waited in clone(CLONE_VFORK) for a child that never let
+#: it go, and every freeze of its box failed. Frozen, then, once the process was sent SIGSTOP.
+_SLEEP_UNINTERRUPTIBLE = ord("D")
 _TICKS = os.sysconf("SC_CLK_TCK")
 _NS_PER_TICK = 10**9 // _TICKS
 
@@ -164,9 +168,11 @@ class ProcessTree:
         forked before it stopped.
         """
         pause = 0.0005
+        stopping: set[int] = set()  # the members sent SIGSTOP
         for _ in range(FREEZE_ROUNDS):
             self.refresh(at_once=True)
-            running = [pid for pid in self.members if not self._frozen(pid) and self._names_member(pid)]
+            running = [pid for pid in self.members
+                       if not self._frozen(pid, pid in stopping) and self._names_member(pid)]
             if not running:
                 known = len(self.members)
                 self.refresh(at_once=True)
@@ -175,6 +181,7 @@ class ProcessTree:
                 continue
             for pid in running:
                 self._signal(pid, signal.SIGSTOP)
+            stopping.update(running)
             time.sleep(pause)
             pause *= 2
         return False
@@ -185,9 +192,10 @@ class ProcessTree:
             self._signal(pid, signal.SIGCONT)
 
     @staticmethod
-    def _frozen(pid: int) -> bool:
+    def _frozen(pid: int, stopping: bool = False) -> bool:
         """Whether no task of ``pid`` runs code (each thread's state: a process whose first thread ended shows that
-        thread's state, whatever the others do); a process that is gone runs none."""
+        thread's state, whatever the others do); a process that is gone runs none. ``stopping``: it was sent
+        SIGSTOP, so a task in uninterruptible sleep will stop before it runs code again."""
         try:
             tasks = os.listdir(f"/proc/{pid}/task")
         except OSError:
@@ -198,7 +206,8 @@ class ProcessTree:
                     data = f.read()
             except OSError:
                 continue  # the thread ended
-            if data[data.rindex(b")") + 2] not in _FROZEN_STATES:  # the state's letter (an int)
+            state = data[data.rindex(b")") + 2]  # the state's letter (an int)
+            if state not in _FROZEN_STATES and not (stopping and state == _SLEEP_UNINTERRUPTIBLE):
                 return False
         return True
 

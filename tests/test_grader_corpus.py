@@ -139,11 +139,9 @@ def test_an_argument_changed_through_a_view_is_caught_in_the_sandbox(tmp_path):
     assert report.score == 0
 
 
-def test_the_sandbox_self_test_runs_when_a_file_passes_no_test_and_a_failing_self_test_gives_no_grade(tmp_path,
-                                                                                                      monkeypatch):
-    """A file that passes a test has shown the sandbox sound (its answers came back and were checked right); one
-    that passes none is graded only once the sandbox passes its self-test (a sandbox that breaks correct files must
-    not give zeros)."""
+def test_the_sandbox_self_test_runs_when_a_file_fails_and_a_failing_self_test_gives_no_grade(tmp_path, monkeypatch):
+    """A file that passes every test proves the sandbox sound; one that fails is graded only once the sandbox
+    passes its self-test (a sandbox that breaks correct files must not give zeros)."""
     from grader import errors
     from grader.sandbox import client
 
@@ -156,10 +154,6 @@ def test_the_sandbox_self_test_runs_when_a_file_passes_no_test_and_a_failing_sel
     monkeypatch.setattr(client, "selftest", broken)
     options = GradeOptions(hidden=False, only=("contact_time_grains",))
     assert grade_file(TEXTBOOK, options).all_passed and checked == []
-    (tmp_path / "some").mkdir()
-    some_pass = mutate(tmp_path / "some", TEXTBOOK, next(b for b in BUGS if b[0] == "negative times")[3])
-    outcomes = {r.outcome for r in grade_file(some_pass, options).results}
-    assert outcomes >= {"passed", "failed"} and checked == [], outcomes
     renamed = tmp_path / "granularGas.py"
     renamed.write_text(TEXTBOOK.read_text().replace("def contact_time_grains(", "def contact_time_grainz("))
     with pytest.raises(errors.SandboxFault, match="self-test failed"):

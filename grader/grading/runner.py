@@ -186,10 +186,9 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
                                 points, status_of(results, sandbox.import_failure), probe.protections,
                                 probe.weaknesses, options.allow_weak_isolation and hidden and not probe.strong,
                                 selected)
-    if options.selftest and not any(r.outcome == PASSED for r in results):
-        # A failure is only the student's once a tiny correct file is seen to pass in the same sandbox (SandboxFault
-        # otherwise: no grade is given). A file that passed a test has shown that already: its box started, imported
-        # it and answered calls that were checked right, all the self-test's one call would show.
+    if options.selftest and (graded_report.import_error or not graded_report.all_passed):
+        # A file that passes every test proves the sandbox sound; a failure is only the student's once a tiny
+        # correct file is seen to pass in the same sandbox (SandboxFault otherwise: no grade is given).
         sandboxes.selftest(options.limits)
     return graded_report
 

@@ -940,6 +940,49 @@ def test_a_grading_box_whose_processes_cannot_be_stopped_between_calls_loses_tho
                 box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
 
 
+def test_without_pidfds_a_busy_box_is_not_stopped_its_calls_go_on_and_the_probe_says_so(
+        tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A red team's machine without pidfds (Linux before 5.3, or a Python without them): no freeze could succeed,
+    and a correct file with a background thread crashed in all 30 tests. The grader's shortfall is declared, never
+    the file's loss."""
+    source = tmp_path / "granularGas.py"
+    source.write_text(BACKGROUND_SPINNER)
+    monkeypatch.setattr(processes, "can_freeze", lambda: False)
+    assert any("no pidfds" in w for w in processes.weaknesses())
+    x = np.zeros(2)
+    with Sandbox(source, _limits(mode, call_seconds=20)) as box:
+        for k in range(4):
+            answer = box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+            assert float(answer.value.array) == k + 1
+            time.sleep(0.1)
+        assert box.pausing, "the box was never seen busy: the test shows nothing"
+
+
+def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget(
+        tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A red team's file held every freeze about 0.25 s with a system call SIGSTOP waits for (75 s to grade, 100
+    points). The grader's wait is now the file's waiting (Limits.idle_seconds): it runs out, and the calls stop."""
+    from grader.sandbox.channel import CallTimeout, Channel
+
+    real_freeze = Channel.freeze
+
+    def slow_freeze(self: Channel) -> bool:
+        frozen = real_freeze(self)
+        time.sleep(0.5)  # as if a task took that long to stop
+        return frozen
+
+    monkeypatch.setattr(Channel, "freeze", slow_freeze)
+    source = tmp_path / "granularGas.py"
+    source.write_text(BACKGROUND_SPINNER)
+    x = np.zeros(2)
+    with Sandbox(source, Limits(namespaces=mode == "bwrap", call_seconds=20, idle_seconds=1.0)) as box:
+        with pytest.raises(CallTimeout, match="without computing"):
+            for _ in range(40):
+                box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+                time.sleep(0.05)
+        assert box.pausing
+
+
 def test_a_box_whose_processes_do_not_all_stop_is_emptied_and_the_next_call_starts_afresh(
         tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "granularGas.py"

@@ -31,7 +31,7 @@ from pathlib import Path
 from grader import spec
 from grader.errors import SandboxFault
 from grader.sandbox import allow_list as tree
-from grader.sandbox import host, seccomp
+from grader.sandbox import host, processes, seccomp
 from grader.sandbox.host import SANDBOX_UID_BASE, cleanup_stale
 from grader.spec.limits import ONE_THREAD, Limits
 from grader.spec.paths import PACKAGE_ROOT
@@ -184,7 +184,7 @@ def _probe(namespaces: bool, hide: tuple[Path, ...], uid: int | None = None,
     readable: list[str] = []
     if mode is Mode.PLAIN_ROOT:
         readable = host.readable_as(uid or host.uid_of(host.SLOTS - 1), [*tree.secrets(), *hide])
-    weak = _weaknesses(mode, why, readable)
+    weak = _weaknesses(mode, why, readable) + processes.weaknesses()
     probe_uid = uid or host.uid_of(host.SLOTS - 1)
     strong = mode in _BWRAP_MODES or (
         mode is Mode.PLAIN_ROOT and not readable and host.interpreter_usable(probe_uid))

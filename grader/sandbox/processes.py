@@ -10,6 +10,7 @@ member's where its clock cannot be read, still come in ticks.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -27,6 +28,26 @@ _FROZEN_STATES = frozenset(b"TZX")  # of ints, as indexing bytes gives
 _SLEEP_UNINTERRUPTIBLE = ord("D")
 _TICKS = os.sysconf("SC_CLK_TCK")
 _NS_PER_TICK = 10**9 // _TICKS
+
+
+@functools.cache
+def can_freeze() -> bool:
+    """Whether a box's processes can be stopped here, each signal sure to reach the member it names: pidfds (Linux
+    5.3 or later, and a Python that has them)."""
+    if not (hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
+def weaknesses() -> list[str]:
+    """What the isolation probe reports about stopping boxes between their calls (grader.sandbox.isolation)."""
+    return [] if can_freeze() else [
+        "no pidfds (Linux 5.3 or later, and a Python with os.pidfd_open): a box is not stopped between its calls, so "
+        "a file busy in the background is charged the grader's own time there (more on a slower machine)"]
 
 
 def _stat(pid: str) -> tuple[int, int, int] | None:
@@ -213,10 +234,10 @@ class ProcessTree:
 
     def _signal(self, pid: int, signum: int) -> None:
         """Signal the member ``pid``, never a process that took its pid since: its pidfd is opened first, then the
-        pid is checked to name the member still (a kernel without pidfds, before Linux 5.3: no signal, so a freeze
-        fails and the box is emptied)."""
-        if not (hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")):
-            return  # a Python built without them: as a kernel without pidfds
+        pid is checked to name the member still (without pidfds, can_freeze: no signal, so a freeze fails and the
+        box is emptied)."""
+        if not can_freeze():
+            return
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:

@@ -919,6 +919,32 @@ def test_a_grading_box_busy_between_its_calls_is_stopped_there_so_a_slower_grade
     assert max(charged[2:]) < 0.05, f"the box ran while the grader worked between its calls: {charged}"
 
 
+def test_a_stopped_box_is_stopped_as_soon_as_it_answers_so_a_slower_grader_charges_its_calls_no_more(
+        tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second red team: a box stopped between its calls ran on from its answer until the stop's first round had
+    looked for new processes, so a grader 5 ms slower there charged a background process 12.5 ms a call instead
+    of 2.4. The members known are now sent SIGSTOP as soon as the answer comes (ProcessTree.stop_known)."""
+    real_refresh = processes.ProcessTree.refresh
+
+    def slow_refresh(self: processes.ProcessTree, at_once: bool = False) -> None:
+        time.sleep(0.02)  # a grader that takes 20 ms more to look for new processes
+        real_refresh(self, at_once)
+
+    source = tmp_path / "granularGas.py"
+    source.write_text(BACKGROUND_SPINNER)
+    x = np.zeros(2)
+    charged = []
+    with Sandbox(source, _limits(mode, call_seconds=20)) as box:
+        box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+        time.sleep(0.1)
+        box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)  # seen busy: stopped from now on
+        assert box.pausing
+        monkeypatch.setattr(processes.ProcessTree, "refresh", slow_refresh)
+        for _ in range(8):
+            charged.append(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).cpu_seconds)
+    assert sorted(charged)[len(charged) // 2] < 0.01, f"charged the grader's slowness: {charged}"
+
+
 def test_a_grading_box_whose_processes_cannot_be_stopped_between_calls_loses_those_calls(
         tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A red team's file made every freeze fail: its box was emptied without a call failing, and its fresh child

@@ -116,6 +116,8 @@ class Channel:
         self.frozen = False  # every process of the child stopped (freeze) until the next exchange
         #: CPU seconds the child's processes used between exchanges (while not frozen), in all.
         self.between_exchanges = 0.0
+        #: Stop the child's processes as soon as a reply comes (the box is frozen between its calls: client.Sandbox).
+        self.stop_at_reply = False
 
     def close(self) -> None:
         self._selector.close()
@@ -166,6 +168,8 @@ class Channel:
                         return self._last_words(request_id, sent, budget)
                 reply = self._reply(request_id, sent, budget.what)
                 if reply is not None:
+                    if self.stop_at_reply:
+                        self._tree.stop_known()
                     self._measure(meter)
                     if self.cpu_used > budget.cpu_seconds:  # over, whether a check came before the reply or not
                         raise CallTimeout(budget.cpu_message)

@@ -224,6 +224,7 @@ class Sandbox:
         self.pausing = True
         if not processes.can_freeze() or self._channel is None:
             return  # no safe way to stop it: declared by the isolation probe, never the file's loss
+        self._channel.stop_at_reply = True  # from the next call on, stopped as soon as it answers
         started = time.monotonic()
         frozen = self._channel.freeze()
         # The grader waits on the file's processes: its waiting budget (a red team's file held every freeze 0.25 s

@@ -114,6 +114,7 @@ class ProcessTree:
         self._stat_files: dict[int, int] = {}
         self._lists_children = True
         self._refreshed = -REFRESH_SECONDS
+        self._stopping: set[int] = set()  # the members sent SIGSTOP since the last thaw
 
     def refresh(self, at_once: bool = False) -> None:
         """Find the processes that joined the tree, at most every REFRESH_SECONDS unless ``at_once`` (a process found
@@ -189,26 +190,34 @@ class ProcessTree:
         forked before it stopped.
         """
         pause = 0.0005
-        stopping: set[int] = set()  # the members sent SIGSTOP
         for _ in range(FREEZE_ROUNDS):
             self.refresh(at_once=True)
             running = [pid for pid in self.members
-                       if not self._frozen(pid, pid in stopping) and self._names_member(pid)]
+                       if not self._frozen(pid, pid in self._stopping) and self._names_member(pid)]
             if not running:
                 known = len(self.members)
                 self.refresh(at_once=True)
                 if len(self.members) == known:
                     return True
                 continue
-            for pid in running:
-                self._signal(pid, signal.SIGSTOP)
-            stopping.update(running)
+            self._stop_all(running)
             time.sleep(pause)
             pause *= 2
         return False
 
+    def stop_known(self) -> None:
+        """SIGSTOP to the members known now, at once (freeze then makes sure of them all): what they run after a
+        reply is charged to the next call, and a look for new members first takes a millisecond."""
+        self._stop_all(list(self.members))
+
+    def _stop_all(self, pids: list[int]) -> None:
+        for pid in pids:
+            self._signal(pid, signal.SIGSTOP)
+        self._stopping.update(pids)
+
     def thaw(self) -> None:
         """Let every member run again (SIGCONT): those freeze found (none was made since)."""
+        self._stopping.clear()
         for pid in self.members:
             self._signal(pid, signal.SIGCONT)
 

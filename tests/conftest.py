@@ -39,6 +39,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=rank)
 
 
+def attack_and_control(folder: Path, sample: Path, trick: str = "TRICK = True",
+                       without: str = "TRICK = False") -> tuple[Path, Path]:
+    """A red team's sample file written twice under ``folder``: as it is (the attack) and with ``trick`` replaced
+    by ``without`` (its control); each a granularGas.py of its own."""
+    text = sample.read_text()
+    assert trick in text, f"{sample.name} holds no {trick!r}"
+    paths = []
+    for name, source in (("attack", text), ("control", text.replace(trick, without))):
+        path = folder / name / "granularGas.py"
+        path.parent.mkdir()
+        path.write_text(source)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
 def corpus_params(items, ids, sample):
     """pytest params of ``items``: those whose id is in ``sample`` always run, the rest only with
     GRANULAR_FULL_CORPUS=1."""

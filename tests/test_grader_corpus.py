@@ -25,7 +25,7 @@ from grader.sandbox.client import Sandbox
 from grader.spec import FUNCTION_NAMES, ITEM_NAMES
 from grader.spec.limits import Limits
 
-from .conftest import Grader, corpus_params
+from .conftest import Grader, attack_and_control, corpus_params
 
 HERE = Path(__file__).parent / "submissions"
 TEXTBOOK, VECTORISED = HERE / "correct_textbook.py", HERE / "correct_vectorised.py"
@@ -488,14 +488,7 @@ def test_a_file_learns_nothing_from_an_audit_for_the_tests_that_follow(tmp_path,
     timed, from the grading's box, the CPU its auditor burnt on those replays (78.75 against 50 again). By default
     the audits now come after the grading's box is closed (set_aside.reported_cases); with the traced excuse on, the
     search audits as it goes, and the grading's box is renewed after a test whose failures were audited."""
-    text = (HERE.parent / "audit_samples" / sample).read_text()
-    assert "TRICK = True" in text
-    paths = []
-    for name, trick in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
-        path = tmp_path / name / "granularGas.py"
-        path.parent.mkdir()
-        path.write_text(trick)
-        paths.append(path)
+    paths = attack_and_control(tmp_path, HERE.parent / "audit_samples" / sample)
     attack, control = (grade_file(path, GradeOptions(excuse_traced=excuse)) for path in paths)
     assert control.score < 100 and attack.score <= control.score, (attack.score, control.score)
     assert attack.by_item()["update"][0] == 0.0 and attack.by_item()["c12_row"][0] == 0.0
@@ -507,14 +500,8 @@ def test_a_helper_wrong_only_where_it_is_replayed_excuses_nothing_by_default(tmp
     confirmer, where nothing is graded: its own minimum_contact_time bug was traced to the helper (77.25 against 61).
     A trace rests on such replays, so it earns points only where the rubric turns it on ([grading] excuse_traced);
     by default the file scores as without its trick."""
-    text = (HERE.parent / "audit_samples" / "boxaware_helper_lie.py").read_text()
-    assert "TRICK = True" in text
-    scores = []
-    for name, trick in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
-        path = tmp_path / name / "granularGas.py"
-        path.parent.mkdir()
-        path.write_text(trick)
-        scores.append(grade_file(path).by_item())
+    scores = [grade_file(path).by_item()
+              for path in attack_and_control(tmp_path, HERE.parent / "audit_samples" / "boxaware_helper_lie.py")]
     assert scores[0] == scores[1] and scores[0]["minimum_contact_time"][0] == 0.0, scores
 
 

@@ -19,6 +19,7 @@ from grader.grading import runner
 from grader.grading.report import PASSED
 from grader.sandbox import client
 
+from .conftest import attack_and_control
 from .test_grader_corpus import BUGS
 
 
@@ -105,15 +106,8 @@ def test_a_file_timing_the_grader_between_its_calls_learns_nothing(tmp_path: Pat
     right (equal masses) and after the others: a failure's message, formatted between two calls, took 234-418 us,
     and the file switched formula for the tests after (80.5 points against 60.5). Within the grading's box no
     message is read, so none is formatted (property.messages_unread); the file now scores as its control."""
-    text = (Path(__file__).parent / "verdict_samples" / "timing_switch.py").read_text()
-    assert "TRICK = True" in text
-    scores = []
-    for name, source in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
-        path = tmp_path / name / "granularGas.py"
-        path.parent.mkdir()
-        path.write_text(source)
-        scores.append(runner.grade_file(path).score)
-    attack, control = scores
+    attack, control = (runner.grade_file(path).score for path in
+                       attack_and_control(tmp_path, Path(__file__).parent / "verdict_samples" / "timing_switch.py"))
     assert control < 100 and attack == control, (attack, control)
 
 

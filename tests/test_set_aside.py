@@ -17,6 +17,7 @@ from grader.properties.property import Property
 from grader.sandbox import client
 from grader.sandbox.calls import Returned
 
+from .conftest import attack_and_control
 from .test_grader_corpus import BUGS
 from .test_helper_audit import REQUEST, FakeReplayer, ctg_call, returned_with
 
@@ -169,16 +170,12 @@ def test_a_file_ending_the_auditors_child_in_every_replay_starts_few_children(tm
     made-up pair it asked about 520 times in each caller's case, ends the child. Each replay started a new child:
     a batch's grading of it ran past its 15-minute backstop ("grader error", no grade). Now the auditor refuses
     replays after three such ends; the file scores as without its trick."""
-    text = (Path(__file__).parent / "audit_samples" / "auditor_crash_loop.py").read_text()
-    assert "TRICK = True" in text
     boots = []
     boot = client.Sandbox._boot
     monkeypatch.setattr(client.Sandbox, "_boot", lambda self: boots.append(1) or boot(self))
     scores = []
-    for name, trick in (("attack", text), ("control", text.replace("TRICK = True", "TRICK = False"))):
-        path = tmp_path / name / "granularGas.py"
-        path.parent.mkdir()
-        path.write_text(trick)
+    attack, control = attack_and_control(tmp_path, Path(__file__).parent / "audit_samples" / "auditor_crash_loop.py")
+    for name, path in (("attack", attack), ("control", control)):
         boots.clear()
         options = runner.GradeOptions(only=("contact_time_grains", "minimum_contact_time"))
         scores.append(runner.grade_file(path, options).score)

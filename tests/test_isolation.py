@@ -865,16 +865,32 @@ def test_processes_left_busy_between_replays_use_no_cpu_and_run_again_at_the_nex
 
 BACKGROUND_SPINNER = """import os
 
-if os.fork() == 0:  # busy from the import on, whatever the calls
-    while True:
-        pass
 _calls = [0]
 
 
 def contact_time_grains(x1, x2, v1, v2, R1, R2):
     _calls[0] += 1
+    if _calls[0] == 1 and os.fork() == 0:  # busy from the first call on, whatever the calls
+        while True:
+            pass
     return float(_calls[0])
 """
+
+
+def _busy_call(box: Sandbox) -> float:
+    """One call of BACKGROUND_SPINNER's function: its answer (the calls made so far)."""
+    x = np.zeros(2)
+    return float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array)
+
+
+def _until_pausing(box: Sandbox) -> None:
+    """Calls, with waits, until the box is seen busy between them (a slow machine gives the spinner less CPU)."""
+    for _ in range(20):
+        _busy_call(box)
+        if box.pausing:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the box was never seen busy between its calls: the test shows nothing")
 
 
 #: A red team's addition: a thread waits in clone(CLONE_VFORK) for a child that pauses for ever, in uninterruptible
@@ -902,8 +918,8 @@ def test_a_grading_box_busy_between_its_calls_is_stopped_there_so_a_slower_grade
         tmp_path: Path, mode: str, stuck: bool) -> None:
     """A call is charged what its box used since the call before: a file busy in the background was charged the
     grader's own time between two calls, more on a slower machine (the same file, another grade near a limit).
-    Once a box has used BETWEEN_CALLS_CPU_SECONDS there, it is stopped between every two of its calls (Sandbox.pause)
-    and goes on at the next, its state kept; a task in uninterruptible sleep that was sent SIGSTOP counts as
+    Once a box has used BETWEEN_CALLS_CPU_SECONDS there, it is stopped between every two of its calls
+    (Sandbox._pause_after) and goes on at the next, its state kept; a task in uninterruptible sleep that was sent SIGSTOP counts as
     stopped (it runs nothing before it stops)."""
     source = tmp_path / "granularGas.py"
     source.write_text(BACKGROUND_SPINNER + (STUCK_IN_VFORK if stuck else ""))
@@ -935,10 +951,7 @@ def test_a_stopped_box_is_stopped_as_soon_as_it_answers_so_a_slower_grader_charg
     x = np.zeros(2)
     charged = []
     with Sandbox(source, _limits(mode, call_seconds=20)) as box:
-        box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
-        time.sleep(0.1)
-        box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)  # seen busy: stopped from now on
-        assert box.pausing
+        _until_pausing(box)  # seen busy: stopped from now on
         monkeypatch.setattr(processes.ProcessTree, "refresh", slow_refresh)
         for _ in range(8):
             charged.append(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).cpu_seconds)
@@ -957,13 +970,11 @@ def test_a_grading_box_whose_processes_cannot_be_stopped_between_calls_loses_tho
     source.write_text(BACKGROUND_SPINNER)
     monkeypatch.setattr(processes, "FREEZE_ROUNDS", 2)
     monkeypatch.setattr(processes.ProcessTree, "_frozen", staticmethod(lambda pid, stopping=False: False))
-    x = np.zeros(2)
     with Sandbox(source, _limits(mode, call_seconds=20)) as box:
-        assert float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array) == 1.0
-        time.sleep(0.3)  # the spinner runs while the grader works
-        for _ in range(2):  # the second: a fresh child, stopped between its calls at once
-            with pytest.raises(ChildDied, match="could not be stopped"):
-                box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
+        with pytest.raises(ChildDied, match="could not be stopped"):
+            _until_pausing(box)
+        with pytest.raises(ChildDied, match="could not be stopped"):  # a fresh child, stopped at once
+            _busy_call(box)
 
 
 def test_without_pidfds_a_busy_box_is_not_stopped_its_calls_go_on_and_the_probe_says_so(
@@ -974,14 +985,13 @@ def test_without_pidfds_a_busy_box_is_not_stopped_its_calls_go_on_and_the_probe_
     source = tmp_path / "granularGas.py"
     source.write_text(BACKGROUND_SPINNER)
     monkeypatch.setattr(processes, "can_freeze", lambda: False)
-    assert any("no pidfds" in w for w in processes.weaknesses())
-    x = np.zeros(2)
+    isolation._probe.cache_clear()
+    assert any("no pidfds" in w for w in isolation.probe(namespaces=mode == "bwrap").weaknesses)
     with Sandbox(source, _limits(mode, call_seconds=20)) as box:
-        for k in range(4):
-            answer = box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
-            assert float(answer.value.array) == k + 1
-            time.sleep(0.1)
-        assert box.pausing, "the box was never seen busy: the test shows nothing"
+        _until_pausing(box)
+        calls = _busy_call(box)
+        time.sleep(0.1)
+        assert _busy_call(box) == calls + 1, "the box was emptied"
 
 
 def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget(
@@ -1000,12 +1010,11 @@ def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget
     monkeypatch.setattr(Channel, "freeze", slow_freeze)
     source = tmp_path / "granularGas.py"
     source.write_text(BACKGROUND_SPINNER)
-    x = np.zeros(2)
     with Sandbox(source, Limits(namespaces=mode == "bwrap", call_seconds=20, idle_seconds=1.0)) as box:
         with pytest.raises(CallTimeout, match="without computing"):
+            _until_pausing(box)
             for _ in range(40):
-                box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
-                time.sleep(0.05)
+                _busy_call(box)
         assert box.pausing
 
 

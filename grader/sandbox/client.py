@@ -142,6 +142,8 @@ class Sandbox:
             assert fault is not None
             raise fault
         self._import()
+        if self.pausing and self._channel is not None and processes.can_freeze():
+            self._channel.stop_at_reply = True  # a box seen busy: its fresh child is stopped from its first answer
 
     def _boot(self) -> Channel:
         """A child that imported numpy and waits for the submission's import."""
@@ -223,7 +225,7 @@ class Sandbox:
         its box, and import again, every few calls at no cost)."""
         self.pausing = True
         if not processes.can_freeze() or self._channel is None:
-            return  # no safe way to stop it: declared by the isolation probe, never the file's loss
+            return  # no safe way to stop it (declared by the isolation probe): never the file's loss
         self._channel.stop_at_reply = True  # from the next call on, stopped as soon as it answers
         started = time.monotonic()
         frozen = self._channel.freeze()

@@ -17,7 +17,7 @@ import time
 
 #: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
 REFRESH_SECONDS = 0.05
-#: Rounds of SIGSTOP a freeze sends before it gives up (pauses doubling from 0.5 ms: about 0.25 s in all).
+#: Rounds of SIGSTOP a freeze sends before it gives up (pauses doubling from 0.5 ms: about 0.5 s in all).
 FREEZE_ROUNDS = 10
 #: Task states that run no code of the process and cannot until it is sent SIGCONT (which nothing in a box may send:
 #: grader.sandbox.seccomp): stopped, or dead.
@@ -190,7 +190,7 @@ class ProcessTree:
         forked before it stopped.
         """
         pause = 0.0005
-        for _ in range(FREEZE_ROUNDS):
+        for round_ in range(FREEZE_ROUNDS + 1):  # the last round only looks (stopped during the last pause?)
             self.refresh(at_once=True)
             running = [pid for pid in self.members
                        if not self._frozen(pid, pid in self._stopping) and self._names_member(pid)]
@@ -200,6 +200,8 @@ class ProcessTree:
                 if len(self.members) == known:
                     return True
                 continue
+            if round_ == FREEZE_ROUNDS:
+                break
             self._stop_all(running)
             time.sleep(pause)
             pause *= 2
@@ -211,9 +213,7 @@ class ProcessTree:
         self._stop_all(list(self.members))
 
     def _stop_all(self, pids: list[int]) -> None:
-        for pid in pids:
-            self._signal(pid, signal.SIGSTOP)
-        self._stopping.update(pids)
+        self._stopping.update(pid for pid in pids if self._signal(pid, signal.SIGSTOP))
 
     def thaw(self) -> None:
         """Let every member run again (SIGCONT): those freeze found (none was made since)."""
@@ -241,23 +241,25 @@ class ProcessTree:
                 return False
         return True
 
-    def _signal(self, pid: int, signum: int) -> None:
+    def _signal(self, pid: int, signum: int) -> bool:
         """Signal the member ``pid``, never a process that took its pid since: its pidfd is opened first, then the
         pid is checked to name the member still (without pidfds, can_freeze: no signal, so a freeze fails and the
-        box is emptied)."""
+        box is emptied). Whether the signal was sent."""
         if not can_freeze():
-            return
+            return False
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:
-            return  # gone
+            return False  # gone
         try:
             if self._names_member(pid):
                 signal.pidfd_send_signal(pidfd, signum)
+                return True
         except OSError:
             pass
         finally:
             os.close(pidfd)
+        return False
 
     def _names_member(self, pid: int) -> bool:
         """Whether ``pid`` names the member still: its kept stat file reads (it names that very process), or, for

@@ -39,10 +39,11 @@ IDLE_CPU_FRACTION = 0.01
 IDLE_PER_CPU_SECOND = 10.0
 
 
-#: CPU seconds a box's processes may use between its calls, in all, before the box is stopped between every two
-#: (client.Sandbox.pause). What runs there is charged to the next call, but how much runs while the grader works
-#: depends on the grader's speed: a file busy in the background would be charged more on a slower machine. A file
-#: that only answers its calls uses none there (0 to 0.3 ms over a whole grading, measured).
+#: CPU seconds a box's processes may use between its calls (in all, per child) before the box is stopped between
+#: every two (client.Sandbox._pause_after; a box once stopped is stopped in every child after). What runs there is
+#: charged to the next call, but how much runs while the grader works depends on the grader's speed: a file busy in
+#: the background would be charged more on a slower machine. A file that only answers its calls uses none there (0
+#: to 0.3 ms over a whole grading, measured).
 BETWEEN_CALLS_CPU_SECONDS = 0.01
 
 

@@ -190,7 +190,8 @@ class ProcessTree:
         forked before it stopped.
         """
         pause = 0.0005
-        for round_ in range(FREEZE_ROUNDS + 1):  # the last round only looks (stopped during the last pause?)
+        for _ in range(FREEZE_ROUNDS):  # no look after the last pause: where a box can continue a stopped process
+            # (no seccomp filter), a ring of processes that wake each other is seen all stopped now and then
             self.refresh(at_once=True)
             running = [pid for pid in self.members
                        if not self._frozen(pid, pid in self._stopping) and self._names_member(pid)]
@@ -200,8 +201,6 @@ class ProcessTree:
                 if len(self.members) == known:
                     return True
                 continue
-            if round_ == FREEZE_ROUNDS:
-                break
             self._stop_all(running)
             time.sleep(pause)
             pause *= 2

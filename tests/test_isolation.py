@@ -836,8 +836,8 @@ def contact_time_grains(x1, x2, v1, v2, R1, R2):
 """
 
 
-def _replay(box: FreshBox) -> tuple[float, float]:
-    """(answer, CPU seconds charged) of one replay."""
+def _one_call(box: FreshBox | Sandbox) -> tuple[float, float]:
+    """(answer, CPU seconds charged) of one call of contact_time_grains (a replay, in a FreshBox)."""
     x = np.zeros(2)
     returned = box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
     return float(returned.value.array), returned.cpu_seconds
@@ -851,14 +851,14 @@ def test_processes_left_busy_between_replays_use_no_cpu_and_run_again_at_the_nex
     source = tmp_path / "granularGas.py"
     source.write_text(SPINNERS)
     with FreshBox(source, _limits(mode, call_seconds=20)) as box:
-        assert _replay(box)[0] == 1.0
+        assert _one_call(box)[0] == 1.0
         time.sleep(1.0)  # without the freeze, three spinners on two cores: about 2 s of CPU
-        answer, charged = _replay(box)  # charged: what the box used since the first call ended
+        answer, charged = _one_call(box)  # charged: what the box used since the first call ended
         assert charged < 0.3, f"the box used {charged:.2f} s of CPU while it waited for its next call"
         if mode == "plain" and answer == 1.0:
             return  # no seccomp filter: the ring woke itself through every round, and the box was emptied
         assert answer == 2.0, "the box was emptied: its processes were not all stopped"
-        assert _replay(box)[0] == 3.5, "the box's processes did not run again at its next call"
+        assert _one_call(box)[0] == 3.5, "the box's processes did not run again at its next call"
         started = time.monotonic()
     assert time.monotonic() - started < 5.0, "closing a box of stopped processes took long"
 
@@ -877,16 +877,10 @@ def contact_time_grains(x1, x2, v1, v2, R1, R2):
 """
 
 
-def _busy_call(box: Sandbox) -> float:
-    """One call of BACKGROUND_SPINNER's function: its answer (the calls made so far)."""
-    x = np.zeros(2)
-    return float(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).value.array)
-
-
 def _until_pausing(box: Sandbox) -> None:
     """Calls, with waits, until the box is seen busy between them (a slow machine gives the spinner less CPU)."""
     for _ in range(20):
-        _busy_call(box)
+        _one_call(box)[0]
         if box.pausing:
             return
         time.sleep(0.1)
@@ -926,10 +920,9 @@ def test_a_grading_box_busy_between_its_calls_is_stopped_there_so_a_slower_grade
     charged = []
     with Sandbox(source, _limits(mode, call_seconds=20)) as box:
         for k in range(5):
-            x = np.zeros(2)
-            returned = box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0)
-            assert float(returned.value.array) == k + 1, "the box was emptied: its state was lost"
-            charged.append(returned.cpu_seconds)
+            answer, cost = _one_call(box)
+            assert answer == k + 1, "the box was emptied: its state was lost"
+            charged.append(cost)
             time.sleep(0.4)  # a slow grader between two calls
     assert charged[1] > 0.05, f"the spinner was not charged the first wait ({charged}): the test shows nothing"
     assert max(charged[2:]) < 0.05, f"the box ran while the grader worked between its calls: {charged}"
@@ -948,13 +941,12 @@ def test_a_stopped_box_is_stopped_as_soon_as_it_answers_so_a_slower_grader_charg
 
     source = tmp_path / "granularGas.py"
     source.write_text(BACKGROUND_SPINNER)
-    x = np.zeros(2)
     charged = []
     with Sandbox(source, _limits(mode, call_seconds=20)) as box:
         _until_pausing(box)  # seen busy: stopped from now on
         monkeypatch.setattr(processes.ProcessTree, "refresh", slow_refresh)
         for _ in range(8):
-            charged.append(box.call("contact_time_grains", x, np.array([3.0, 0.0]), x, x, 1.0, 1.0).cpu_seconds)
+            charged.append(_one_call(box)[1])
     assert sorted(charged)[len(charged) // 2] < 0.01, f"charged the grader's slowness: {charged}"
 
 
@@ -974,7 +966,7 @@ def test_a_grading_box_whose_processes_cannot_be_stopped_between_calls_loses_tho
         with pytest.raises(ChildDied, match="could not be stopped"):
             _until_pausing(box)
         with pytest.raises(ChildDied, match="could not be stopped"):  # a fresh child, stopped at once
-            _busy_call(box)
+            _one_call(box)[0]
 
 
 def test_without_pidfds_a_busy_box_is_not_stopped_its_calls_go_on_and_the_probe_says_so(
@@ -989,9 +981,9 @@ def test_without_pidfds_a_busy_box_is_not_stopped_its_calls_go_on_and_the_probe_
     assert any("no pidfds" in w for w in isolation.probe(namespaces=mode == "bwrap").weaknesses)
     with Sandbox(source, _limits(mode, call_seconds=20)) as box:
         _until_pausing(box)
-        calls = _busy_call(box)
+        calls = _one_call(box)[0]
         time.sleep(0.1)
-        assert _busy_call(box) == calls + 1, "the box was emptied"
+        assert _one_call(box)[0] == calls + 1, "the box was emptied"
 
 
 def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget(
@@ -1014,7 +1006,7 @@ def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget
         with pytest.raises(CallTimeout, match="without computing"):
             _until_pausing(box)
             for _ in range(40):
-                _busy_call(box)
+                _one_call(box)[0]
         assert box.pausing
 
 
@@ -1025,7 +1017,7 @@ def test_a_box_whose_processes_do_not_all_stop_is_emptied_and_the_next_call_star
     monkeypatch.setattr(processes, "FREEZE_ROUNDS", 2)
     monkeypatch.setattr(processes.ProcessTree, "_frozen", staticmethod(lambda pid, stopping=False: False))
     with FreshBox(source, _limits(mode, call_seconds=20)) as box:
-        assert _replay(box)[0] == 1.0
-        answer, charged = _replay(box)
+        assert _one_call(box)[0] == 1.0
+        answer, charged = _one_call(box)
     assert answer == 1.0, "a box that could not be stopped was kept: its processes ran on, charged to nobody"
     assert charged < 0.3, "the fresh child was charged the old one's CPU"

@@ -179,7 +179,7 @@ class Search:
     def _verdict(self, case: Any, error: Exception | None) -> tuple[str, audit.Spoiled | None]:
         if isinstance(error, Discard):
             return HELD, None
-        if isinstance(error, (CallTimeout, ChildDied, ProtocolViolation)):
+        if isinstance(error, _CUT_SHORT):
             self.stopped.append(Stopped(error, list(self.session.trace)))
             return STOPPED, None
         if isinstance(error, (PropertyFailed, SubmissionError)):
@@ -194,9 +194,13 @@ class Search:
         return HELD, None
 
 
+#: Errors that end a call and the child with it: a timeout, a crash, a breach of the protocol.
+_CUT_SHORT = (CallTimeout, ChildDied, ProtocolViolation)
+
+
 def _stops(error: SubmissionError) -> bool:
     """Whether the error ends a property's calls: a timeout, a crash, a breach, a function not written."""
-    return isinstance(error, (CallTimeout, ChildDied, ProtocolViolation)) or _unwritten(error)
+    return isinstance(error, _CUT_SHORT) or _unwritten(error)
 
 
 @dataclass(frozen=True)

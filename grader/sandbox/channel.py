@@ -99,7 +99,8 @@ def _nonblocking(fd: int) -> None:
 class Channel:
     """Requests to one child process and its replies, with the CPU it used in the last wait."""
 
-    def __init__(self, process: subprocess.Popen, request_fd: int, reply_fd: int) -> None:
+    def __init__(self, process: subprocess.Popen, request_fd: int, reply_fd: int, sealed: bool = False) -> None:
+        """sealed: nothing in the box can send SIGCONT (its seccomp filter: processes.ProcessTree.sealed)."""
         self.process, self.request_fd, self.reply_fd = process, request_fd, reply_fd
         _nonblocking(request_fd)
         _nonblocking(reply_fd)
@@ -107,7 +108,7 @@ class Channel:
         self._scanned = 0  # bytes of the buffer known to hold no newline
         self._read_bytes = 0
         self._dropped = 0
-        self._tree = ProcessTree(process.pid)
+        self._tree = ProcessTree(process.pid, sealed)
         self._cpu_ns: int | None = None  # the tree's CPU time (ns) when the last wait ended
         self._selector = selectors.DefaultSelector()
         self._selector.register(reply_fd, selectors.EVENT_READ)

@@ -32,7 +32,7 @@ from typing import Any
 
 from grader import spec
 from grader.errors import SandboxFault
-from grader.sandbox import calls, isolation, processes, wire
+from grader.sandbox import calls, isolation, processes, seccomp, wire
 from grader.sandbox.calls import Returned
 from grader.sandbox.channel import (
     Budget,
@@ -159,7 +159,8 @@ class Sandbox:
             raise SandboxFault(f"the sandbox could not start: {exc}") from None
         os.close(request_read)
         os.close(reply_write)
-        channel = Channel(process, request_write, reply_read)
+        # bubblewrap loads the seccomp filter wherever it is supported (isolation.Box.popen)
+        channel = Channel(process, request_write, reply_read, self.box.own_pid_namespace and seccomp.supported())
         self._channel = channel
         try:
             reply = channel.exchange(b"", 0, None, Budget.boot(BOOT_SECONDS))

@@ -13,6 +13,8 @@ from PIL import Image
 
 from grader.animation import reference_runs, render
 from grader.animation.trajectories import STORED, Runs, Trajectory, compare, record, reference_step
+from grader.sandbox.client import Sandbox
+from grader.spec.limits import Limits
 
 from .test_batch import LOADS_FROM_NETWORK
 from .test_grader_corpus import BUGS, TEXTBOOK, mutate
@@ -229,3 +231,18 @@ def test_a_text_pasted_again_gives_the_pixels_drawing_it_gives(monkeypatch):
     drawn = render.gif_bytes(runs, max_frames=20)
     assert with_patches == drawn
     assert made[0].pasted >= 10  # 20 frames: the notes say the same from frame 2 on
+
+
+def test_the_feedback_animation_has_one_functions_budget_in_all(tmp_path, monkeypatch):
+    """The feedback page's animation runs after a grading that may have used the file's budgets up; a slow update
+    is stopped there after one function's CPU budget (Limits.function_seconds), imports included (it had 600 s)."""
+    slow = with_update(tmp_path, "    spent = time.process_time()\n    while time.process_time() - spent < 0.15:\n"
+                                 "        pass\n    x += v * dt\n    return x, v, indexOld, t + dt\n")
+    slow.write_text("import time\n" + slow.read_text())
+    calls = []
+    call = Sandbox.call
+    monkeypatch.setattr(Sandbox, "call", lambda self, name, *args, **kw: calls.append(name) or call(self, name, *args,
+                                                                                                     **kw))
+    made = render.feedback_animation(slow, Limits(call_seconds=1.0, function_seconds=0.6))
+    assert made is not None and "used more than 0.6 s of CPU" in made[1]["error"], made and made[1]
+    assert 0.6 / 0.15 <= len(calls) <= 0.6 / 0.15 + 2, len(calls)

@@ -10,6 +10,7 @@ attacks end to end (GRANULAR_FULL_CORPUS=1 grades every one), and the
 attacks made at import share one graded file.
 """
 
+import math
 import os
 import select
 import socket
@@ -534,3 +535,29 @@ def test_a_forged_integer_reply_breaks_the_protocol_and_never_the_grader(tmp_pat
     assert report.by_item()["contact_time_grains"] == (15.0, 15.0)
     failed = [r for r in report.results if r.prop.item == "minimum_contact_time" and r.status == "failed"]
     assert failed and all("protocol" in r.message for r in failed)
+
+
+def test_a_file_restarting_its_box_in_every_test_is_stopped_by_the_gradings_cpu_budget(tmp_path, monkeypatch):
+    """tests/limit_samples/crash_after_slow_import.py (a red team's): each call ends the process after an import
+    just under its limit, so every test imports the file again; in a batch its grading outlasted the wall-clock
+    backstop ("grader error", no grade). Imports and calls now share Limits.grading_seconds: past it no child is
+    started and no call made, and the calls left fail as timeouts (the constants made small here)."""
+    text = (Path(__file__).parent / "limit_samples" / "crash_after_slow_import.py").read_text()
+    assert "IMPORT_BURN = 19.0\nCALL_BURN = 4.8\n" in text
+    path = tmp_path / "granularGas.py"
+    path.write_text(text.replace("IMPORT_BURN = 19.0\nCALL_BURN = 4.8\n", "IMPORT_BURN = 0.3\nCALL_BURN = 0.2\n"))
+    boots = []
+    boot = Sandbox._boot
+    monkeypatch.setattr(Sandbox, "_boot", lambda self: boots.append(1) or boot(self))
+    counts = {}
+    for budget in (math.inf, 2.0):
+        boots.clear()
+        limits = Limits(call_seconds=1.0, import_seconds=1.0, function_seconds=1.0, grading_seconds=budget)
+        report = grade_file(path, GradeOptions(limits=limits, selftest=False))
+        assert report.score == 0 and not report.import_error
+        counts[budget] = len(boots)
+        stopped = [r.message for r in report.results if "2 s of CPU in this grading" in r.message]
+        assert bool(stopped) == (budget == 2.0), stopped
+    # Each boot imports (0.3 s); each test that calls ends the process after 0.2 s: about 4 tests fit in 2 s. Without
+    # the budget every test restarts the box.
+    assert counts[2.0] <= 2.0 / 0.5 + 3 < counts[math.inf], counts

@@ -188,9 +188,10 @@ def feedback_animation(path: str | Path, limits: Limits,
     None if none does.
 
     The grading's call limit, not the animate command's longer one: a function that hung in the tests must not
-    hang here for long.
+    hang here for long; and one function's budget for all (imports included): the page comes after a grading
+    that may have used its own budgets up.
     """
-    runs = first_failing(path, replace(limits, function_seconds=600.0), hide=hide)
+    runs = first_failing(path, replace(limits, grading_seconds=limits.function_seconds), hide=hide)
     if runs is None:
         return None
     return gif_bytes(runs), runs.summary()

@@ -10,7 +10,8 @@ its descendants (the wall clock is only a generous backstop), so the same file
 gets the same grade on a busy machine. A call that times out, kills the child
 or breaks the protocol costs that call only: the box is emptied and the next
 call starts a fresh child (importing the file again). A function that used
-``limits.function_seconds`` of CPU over its calls is not called again.
+``limits.function_seconds`` of CPU over its calls is not called again, nor is any once the file's imports and calls
+used ``limits.grading_seconds`` in all.
 
 The child is the submission's process: everything it sends is bounded and
 checked (:mod:`grader.sandbox.wire`), requests are written without blocking, and a
@@ -296,6 +297,10 @@ class Sandbox:
         """The call, made in the child (``sent``: the arguments encoded, ``body``: as JSON)."""
         if self.import_failure is None and self._idle_left() <= 0:  # used up: no child is restarted for it
             raise CallTimeout(idle_message(name, self.limits))
+        if self.import_failure is None and self.cpu_spent >= self.limits.grading_seconds:  # nor for this
+            raise CallTimeout(f"{name} was not called: granularGas.py has used more than "
+                              f"{self.limits.grading_seconds:g} s of CPU in this grading (imports and calls); no more "
+                              "calls are made")
         self.start()  # after a timeout or a crash; a failed import is final
         if self.import_failure is not None:
             raise ImportFailed(self.import_error or "granularGas.py could not be imported")

@@ -79,6 +79,13 @@ class Limits:
     #: CPU seconds one function may use over all its calls: a slow function
     #: must not make the batch crawl, one call just under the limit at a time.
     function_seconds: float = 120.0
+    #: CPU seconds the file may use in all in the boxes of one grading (the grading's and its searches'): every
+    #: import and every call. Each restart after a crash or a timeout imports the file again; a file that crashed in
+    #: every test after an import just under its limit, and spent its functions' budgets, used some 1 300 s, and a
+    #: batch reported "grader error" at its 15-minute backstop instead of its grade. Past this, calls are not made
+    #: and fail as timeouts. (Replays for audits, the efficiency measurement and the feedback animation have caps
+    #: of their own.)
+    grading_seconds: float = 240.0
     #: Wall-clock seconds the calls of one grading may spend in all beyond their CPU time (sleeping, waiting
     #: for input, or on a busy machine waiting for a core), plus IDLE_PER_CPU_SECOND per CPU second they used.
     #: A correct file waits about a second in all, even beside four CPU-bound processes; a file sleeping just

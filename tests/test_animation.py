@@ -235,7 +235,8 @@ def test_a_text_pasted_again_gives_the_pixels_drawing_it_gives(monkeypatch):
 
 def test_the_feedback_animation_has_one_functions_budget_in_all(tmp_path, monkeypatch):
     """The feedback page's animation runs after a grading that may have used the file's budgets up; a slow update
-    is stopped there after one function's CPU budget (Limits.function_seconds), imports included (it had 600 s)."""
+    is stopped there after the grading's budget for one function (at most FEEDBACK_ANIMATION_SECONDS, imports
+    included; it had 600 s)."""
     slow = with_update(tmp_path, "    spent = time.process_time()\n    while time.process_time() - spent < 0.15:\n"
                                  "        pass\n    x += v * dt\n    return x, v, indexOld, t + dt\n")
     slow.write_text("import time\n" + slow.read_text())

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from grader.errors import IsolationTooWeak, SandboxFault
-from grader.grading import cases
+from grader.grading import cases, tracing
 from grader.grading.cases import CaseBook
 from grader.grading.runner import GradeOptions, GradeReport, all_properties, grade_file, status_of
 from grader.properties import oracle
@@ -31,7 +31,14 @@ from grader.sandbox import isolation, wire
 from grader.sandbox.channel import CallTimeout, ChildDied
 from grader.sandbox.client import CallRaised, ImportFailed, Sandbox
 from grader.spec import FUNCTION_NAMES
-from grader.spec.limits import OUTPUT_CAP, Limits
+from grader.spec.limits import (
+    EFFICIENCY_SECONDS,
+    FEEDBACK_ANIMATION_SECONDS,
+    IDLE_PER_CPU_SECOND,
+    OUTPUT_CAP,
+    SUBMISSION_SECONDS,
+    Limits,
+)
 
 from .conftest import corpus_params
 from .test_grader_corpus import TEXTBOOK
@@ -561,3 +568,21 @@ def test_a_file_restarting_its_box_in_every_test_is_stopped_by_the_gradings_cpu_
     # Each boot imports (0.3 s); each test that calls ends the process after 0.2 s: about 4 tests fit in 2 s. Without
     # the budget every test restarts the box.
     assert counts[2.0] <= 2.0 / 0.5 + 3 < counts[math.inf], counts
+
+
+def test_what_a_file_may_cost_in_all_the_boxes_of_its_grading_stays_under_the_batchs_backstop():
+    """A batch's wall-clock backstop (SUBMISSION_SECONDS) is for the grader's faults. On a quiet machine (no wait for
+    a core) a file's CPU budgets and the waiting they allow, in every box of its grading, add up to well under it,
+    with a quarter more for the grader's own work. Red teams' files went past the 900 s it was (a crash and a slow
+    import in every test; computing one part in ten and sleeping the rest)."""
+    limits = Limits()
+
+    def most(cpu_budget: float) -> float:
+        cpu = cpu_budget + limits.import_seconds + limits.call_seconds  # the last start and call may overshoot
+        return cpu + limits.idle_seconds + IDLE_PER_CPU_SECOND * cpu
+
+    boxes = {"grading and searches": most(limits.grading_seconds),
+             "audit replays (two boxes)": 2 * most(tracing.REPLAY_CPU_SECONDS),
+             "efficiency (two functions)": most(2 * EFFICIENCY_SECONDS),
+             "feedback animation": most(FEEDBACK_ANIMATION_SECONDS)}
+    assert 1.25 * sum(boxes.values()) <= SUBMISSION_SECONDS, boxes

@@ -41,7 +41,7 @@ from grader.errors import UsageError
 from grader.properties import oracle
 from grader.sandbox.client import Sandbox
 from grader.spec import scenarios
-from grader.spec.limits import Limits
+from grader.spec.limits import FEEDBACK_ANIMATION_SECONDS, Limits
 from grader.spec.scenarios import Scenario
 
 FORMATS = (".gif", ".mp4", ".html")
@@ -188,10 +188,11 @@ def feedback_animation(path: str | Path, limits: Limits,
     None if none does.
 
     The grading's call limit, not the animate command's longer one: a function that hung in the tests must not
-    hang here for long; and one function's budget for all (imports included): the page comes after a grading
-    that may have used its own budgets up.
+    hang here for long; and FEEDBACK_ANIMATION_SECONDS of CPU in all, imports included.
     """
-    runs = first_failing(path, replace(limits, grading_seconds=limits.function_seconds), hide=hide)
+    budget = replace(limits, function_seconds=min(limits.function_seconds, FEEDBACK_ANIMATION_SECONDS),
+                     grading_seconds=FEEDBACK_ANIMATION_SECONDS)
+    runs = first_failing(path, budget, hide=hide)
     if runs is None:
         return None
     return gif_bytes(runs), runs.summary()

@@ -44,7 +44,7 @@ from grader.sandbox.channel import (
     SubmissionError,
     idle_message,
 )
-from grader.spec.limits import BETWEEN_CALLS_CPU_SECONDS, IDLE_PER_CPU_SECOND, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
+from grader.spec.limits import BETWEEN_CALLS_CPU_SECONDS, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
 
 __all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
            "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
@@ -181,7 +181,7 @@ class Sandbox:
 
     def _idle_left(self) -> float:
         """Seconds the calls and imports may still wait beyond their CPU time (Limits.idle_seconds)."""
-        return self.limits.idle_seconds + IDLE_PER_CPU_SECOND * self.cpu_spent - self.idle
+        return self.limits.idle_seconds + processes.idle_per_cpu_second() * self.cpu_spent - self.idle
 
     def _import(self) -> None:
         assert self._channel is not None
@@ -200,7 +200,7 @@ class Sandbox:
             return
         finally:
             self.import_cpu += channel.cpu_used
-            self.idle += max(0.0, time.monotonic() - started - channel.cpu_used)
+            self.idle += channel.waited(started)
         self.functions = reply.functions
 
     def _stop(self) -> None:
@@ -327,7 +327,7 @@ class Sandbox:
             raise
         finally:
             self.spent[name] = spent + channel.cpu_used
-            self.idle += max(0.0, time.monotonic() - started - channel.cpu_used)
+            self.idle += channel.waited(started)
         if self.pausing or channel.between_exchanges > BETWEEN_CALLS_CPU_SECONDS:
             self._pause_after(name)
         if isinstance(reply, wire.Raised):

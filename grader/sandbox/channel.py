@@ -65,7 +65,7 @@ class Budget:
     wall_seconds: float
     cpu_message: str
     wall_message: str
-    #: Wall-clock seconds this wait may last beyond the CPU time it uses (what is left of Limits.idle_seconds).
+    #: Seconds of this wait that may be spent waiting (Channel.waited: what is left of Limits.idle_seconds).
     idle_seconds: float = math.inf
     idle_message: str = ""
 

@@ -84,10 +84,10 @@ class Limits:
     #: must not make the batch crawl, one call just under the limit at a time.
     function_seconds: float = 120.0
     #: CPU seconds the file may use in all in the boxes of one grading (the grading's and its searches'): every
-    #: import and every call. Each restart after a crash or a timeout imports the file again; a file that crashed in
-    #: every test after an import just under its limit, and spent its functions' budgets, used some 1 300 s, and a
-    #: batch reported "grader error" at its 15-minute backstop instead of its grade. Past this, calls are not made
-    #: and fail as timeouts. (Replays for audits, the efficiency measurement and the feedback animation have caps
+    #: import and every call. Each restart after a crash or a timeout imports the file again: a red team's file that
+    #: ended its process in most tests after an import just under its limit used 776 s (13 minutes, beside a
+    #: batch's backstop of 15 then); crashes and function budgets mixed allow some 1 200 s. Past this, calls are not
+    #: made and fail as timeouts. (Replays for audits, the efficiency measurement and the feedback animation have caps
     #: of their own.)
     grading_seconds: float = 240.0
     #: Wall-clock seconds the calls of one grading may spend in all beyond their CPU time and their waits for a
@@ -114,8 +114,8 @@ FEEDBACK_ANIMATION_SECONDS = 60.0
 
 #: Wall-clock seconds for the whole grading of one submission in a batch (``--submission-timeout``): a backstop
 #: against a fault of the grader, which the file alone cannot reach on a quiet machine. Its boxes' CPU budgets and
-#: the waiting they allow come to some 1 300 s at most (tests/test_hostile.py adds them up); it was 900 s, and a
-#: red team's files went past it ("grader error" instead of their grade).
+#: the waiting they allow come to some 1 350 s at most (tests/test_hostile.py adds them up). It was 900 s, within
+#: reach of a file alone: "grader error" instead of its grade.
 SUBMISSION_SECONDS = 1800.0
 
 #: Bytes kept of anything the submission controls that reaches a report:

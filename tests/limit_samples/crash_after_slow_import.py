@@ -1,10 +1,11 @@
-"""A red-team sample: a file that makes its grading outlast a batch's wall-clock backstop, so that the batch
-reports "grader error" (no grade) instead of its 0.
+"""A red-team sample: a file that makes its grading last as long as it can, to reach a batch's wall-clock backstop,
+where the batch reports "grader error" (no grade) instead of its 0.
 
 Every import spends just under the import limit (20 s of CPU) and every call just under the call limit (5 s), then
 ends the process: each test restarts the box and imports the file again. update, asked in more tests, first spends
-its function's whole budget (120 s) on calls that return. Before Limits.grading_seconds this came to some 1 300 s
-of CPU per grading. tests/test_hostile.py runs it with the constants made small.
+its function's whole budget (120 s) on calls that return. Before Limits.grading_seconds this came to 776 s of CPU
+(check took 12:56; a batch's backstop was 15 minutes). tests/test_hostile.py runs it with the constants made
+small.
 """
 
 import os

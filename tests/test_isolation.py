@@ -992,6 +992,9 @@ def test_without_pidfds_a_busy_box_is_not_stopped_its_calls_go_on_and_the_probe_
         calls = _one_call(box)[0]
         time.sleep(0.1)
         assert _one_call(box)[0] == calls + 1, "the box was emptied"
+    with FreshBox(source, _limits(mode, call_seconds=20)) as replays:  # a box for replays, paused after each
+        calls = _one_call(replays)[0]
+        assert _one_call(replays)[0] == calls + 1, "the replays' box was emptied"
 
 
 def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget(

@@ -479,3 +479,17 @@ def test_a_call_over_its_cpu_limit_fails_even_when_it_answers_before_any_check(t
         time.sleep(4.0)  # room for the 0.8 s on a busy machine (over 0.3 s is all it takes)
         with pytest.raises(CallTimeout, match="more than 0.3 s of CPU"):
             box.call("contact_time_grains", x, x, x, x, 2.0, 1.0)
+
+
+def test_a_box_that_goes_on_from_another_adds_its_own_spending_to_it(tmp_path):
+    """The searches' box goes on from the grading's budgets (Sandbox.carry_on_from); its own import counts too (it
+    was overwritten by the grading box's figures: one import of up to the import limit went uncounted)."""
+    source = GRAINS + "\nimport time\n_start = time.process_time()\nwhile time.process_time() - _start < 0.2:\n    pass\n"
+    path = write(tmp_path, source)
+    with Sandbox(path, FAST) as first, Sandbox(path, FAST) as second:
+        grains(first)
+        own = second.import_cpu
+        second.carry_on_from(first)
+        assert own >= 0.15 and first.import_cpu >= 0.15
+        assert second.import_cpu == pytest.approx(own + first.import_cpu)
+        assert second.spent == first.spent and second.idle >= first.idle

@@ -237,8 +237,7 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
         return graded
     searched = list(graded)
     with Sandbox(sandbox.path, sandbox.limits, sandbox.hide) as searcher:
-        searcher.spent, searcher.idle, searcher.import_cpu = dict(sandbox.spent), sandbox.idle, sandbox.import_cpu
-        searcher.pausing = sandbox.pausing
+        searcher.carry_on_from(sandbox)
         for k, (suspects, replayed) in failures.items():
             prop, _, seconds = graded[k]
             t0 = time.monotonic()

@@ -5,13 +5,11 @@ in a :class:`grader.sandbox.isolation.Box`. The child runs the submission's own 
 only: nothing computed by the reference ever reaches it. Its calls between its
 own functions are recorded (:class:`grader.sandbox.calls.HelperCall`).
 
-Time limits count CPU time, measured here from /proc over the child and all
-its descendants (the wall clock is only a generous backstop), so the same file
-gets the same grade on a busy machine. A call that times out, kills the child
-or breaks the protocol costs that call only: the box is emptied and the next
-call starts a fresh child (importing the file again). A function that used
-``limits.function_seconds`` of CPU over its calls is not called again, nor is any once the file's imports and calls
-used ``limits.grading_seconds`` in all.
+Time limits count CPU time, measured here from /proc over the child and all its descendants (the wall clock is only
+a generous backstop), so the same file gets the same grade on a busy machine. A call that times out, kills the child
+or breaks the protocol costs that call only: the box is emptied and the next call starts a fresh child (importing
+the file again). A function that used ``limits.function_seconds`` of CPU over its calls is not called again, nor any
+once the imports and calls used ``limits.grading_seconds`` in all.
 
 The child is the submission's process: everything it sends is bounded and
 checked (:mod:`grader.sandbox.wire`), requests are written without blocking, and a
@@ -107,8 +105,7 @@ class Sandbox:
         self.box = isolation.Box(self.path, CHILD, limits, self.hide)
         self._earlier_output = ""  # what the boxes before a renew() printed
         #: The isolation in force (strong or not), and what fenced the submission in, for the report.
-        self.probe = self.box.probe
-        self.protections = self.probe.protections
+        self.probe, self.protections = self.box.probe, self.box.probe.protections
         self.functions: frozenset[str] = frozenset()
         self.import_error: str | None = None
         self.import_failure: SubmissionError | None = None
@@ -217,8 +214,7 @@ class Sandbox:
         after a box's last call nothing would be (a review's file kept its processes busy there). A box whose
         processes do not all stop is emptied: the next call starts a fresh child. (Any box whose processes used
         BETWEEN_CALLS_CPU_SECONDS between its calls is also stopped after each call: _pause_after.)"""
-        if self._channel is not None and not self._channel.freeze():
-            self._stop()
+        self._freeze()
 
     def _pause_after(self, name: str) -> None:
         """Stop the box until its next call: its processes used CPU between its calls, which depends on how long the
@@ -226,19 +222,37 @@ class Sandbox:
         and it costs the call, as a crash does (a failed stop that only emptied the box let a red team's file restart
         its box, and import again, every few calls at no cost)."""
         self.pausing = True
-        if not processes.can_freeze() or self._channel is None:
-            return  # no safe way to stop it (declared by the isolation probe): never the file's loss
-        self._channel.stop_at_reply = True  # from the next call on, stopped as soon as it answers
-        started = time.monotonic()
-        frozen = self._channel.freeze()
-        # The grader waits on the file's processes: its waiting budget (a red team's file held every freeze 0.25 s
-        # with a system call SIGSTOP waits for, and took 75 s to grade, 100 points).
-        self.idle += time.monotonic() - started
-        if not frozen:
-            self._stop()
+        if self._channel is not None and processes.can_freeze():
+            self._channel.stop_at_reply = True  # from the next call on, stopped as soon as it answers
+        if not self._freeze():
             raise ChildDied(f"{name}: granularGas.py's processes ran on between two calls and could not be stopped "
                             "there (the grader stops a file's processes between its calls once they use CPU there); "
                             "the file's processes were ended")
+
+    def _freeze(self) -> bool:
+        """Stop the box's processes until the next call; False if some could not be (the box is emptied). Without
+        pidfds (processes.can_freeze; the isolation probe declares it) nothing is done. The grader's wait is the
+        file's waiting (a red team's file held every stop 0.25 s, and took 75 s to grade, 100 points)."""
+        if self._channel is None or not processes.can_freeze():
+            return True
+        started = time.monotonic()
+        frozen = self._channel.freeze()
+        self.idle += time.monotonic() - started
+        if not frozen:
+            self._stop()
+        return frozen
+
+    def carry_on_from(self, earlier: Sandbox) -> None:
+        """Take on, beside this box's own, what an earlier box of the same grading spent (CPU per function and in
+        imports, waiting) and whether it was stopped between calls: the searches' box goes on from the grading's."""
+        for name, seconds in earlier.spent.items():
+            self.spent[name] = self.spent.get(name, 0.0) + seconds
+        self.idle += earlier.idle
+        self.import_cpu += earlier.import_cpu
+        if earlier.pausing and not self.pausing:
+            self.pausing = True
+            if self._channel is not None and processes.can_freeze():
+                self._channel.stop_at_reply = True  # as start() does for a fresh child of a box seen busy
 
     def renew(self) -> None:
         """Go on in a fresh box: a new process, new folders and a new root; the budgets spent so far are kept, and

@@ -114,7 +114,7 @@ FEEDBACK_ANIMATION_SECONDS = 60.0
 
 #: Wall-clock seconds for the whole grading of one submission in a batch (``--submission-timeout``): a backstop
 #: against a fault of the grader, which the file alone cannot reach on a quiet machine. Its boxes' CPU budgets and
-#: the waiting they allow come to some 1 350 s at most (tests/test_hostile.py adds them up). It was 900 s, within
+#: the waiting they allow come to some 1 400 s at most (tests/test_hostile.py adds them up). It was 900 s, within
 #: reach of a file alone: "grader error" instead of its grade.
 SUBMISSION_SECONDS = 1800.0
 

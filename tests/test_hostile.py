@@ -34,7 +34,6 @@ from grader.spec import FUNCTION_NAMES
 from grader.spec.limits import (
     EFFICIENCY_SECONDS,
     FEEDBACK_ANIMATION_SECONDS,
-    IDLE_PER_CPU_SECOND,
     OUTPUT_CAP,
     SUBMISSION_SECONDS,
     Limits,
@@ -570,18 +569,17 @@ def test_a_file_restarting_its_box_in_every_test_is_stopped_by_the_gradings_cpu_
     assert counts[2.0] <= 2.0 / 0.5 + 3 < counts[math.inf], counts
 
 
-def test_what_a_file_may_cost_in_all_the_boxes_of_its_grading_stays_under_the_batchs_backstop():
-    """A batch's wall-clock backstop (SUBMISSION_SECONDS) is for the grader's faults. On a quiet machine (no wait for
-    a core) a file's CPU budgets and the waiting they allow, in every box of its grading, add up to well under it,
-    with a quarter more for the grader's own work. Red teams' files went past the 900 s it was (a crash and a slow
-    import in every test; computing one part in ten and sleeping the rest)."""
+def test_what_a_file_may_compute_in_all_the_boxes_of_its_grading_stays_under_the_batchs_backstop():
+    """A batch's wall-clock backstop (SUBMISSION_SECONDS) is for the grader's faults. A file's CPU budgets in every
+    box of its grading add up to well under it, with a quarter more for the grader's own work (before
+    Limits.grading_seconds, a red team's file used 776 s of CPU). The waiting the boxes allow is not covered: a file
+    that sleeps may still reach it (README)."""
     limits = Limits()
 
     def most(cpu_budget: float, starts: int = 1) -> float:
         # The last call and the last start may overshoot: the searches' box also imports before it takes on the
         # grading's spending (Sandbox.carry_on_from).
-        cpu = cpu_budget + starts * limits.import_seconds + limits.call_seconds
-        return cpu + limits.idle_seconds + IDLE_PER_CPU_SECOND * cpu
+        return cpu_budget + starts * limits.import_seconds + limits.call_seconds
 
     boxes = {"grading and searches": most(limits.grading_seconds, starts=2),
              "audit replays (two boxes)": 2 * most(tracing.REPLAY_CPU_SECONDS),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -45,8 +44,11 @@ def contact_time_grains(x1, x2, v1, v2, R1, R2):
 
 @contextmanager
 def busy_machine() -> Iterator[None]:
-    """Four processes spinning on the CPU for as long as the block runs."""
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(BURNERS)]
+    """Four processes spinning on the CPU for as long as the block runs, each in a session of its own: with the
+    kernel's autogroups (on here) CPU time is shared out between sessions first, and the box has one of its own (a
+    red team found spinners started in pytest's session hardly slowed it: 2.02 s for a 2 s call, 5.09 s so)."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+               for _ in range(BURNERS)]
     try:
         yield
     finally:
@@ -69,28 +71,6 @@ def test_a_call_within_its_cpu_limit_passes_however_busy_the_machine(tmp_path):
             assert float(returned.value.array.reshape(())) == 1.0
             # The wall clock may well pass 0.6 s here; the CPU time must not.
             assert 0.25 < returned.cpu_seconds < 0.6
-
-
-def test_waiting_for_a_core_on_a_busy_machine_is_not_the_files_waiting(tmp_path):
-    """Time a call's process spends ready to run while the CPUs run the machine's other processes is not counted
-    in the grading's waiting budget (Limits.idle_seconds), which is now one CPU second per CPU second used, not ten:
-    here four spinning processes on two cores make each call take about three times its CPU time."""
-    import numpy as np
-
-    from grader.sandbox import processes
-
-    if not processes.counts_queueing():
-        return  # the kernel does not count it: such waits are allowed for by IDLE_PER_CPU_SECOND_UNSPLIT instead
-    path = tmp_path / "granularGas.py"
-    path.write_text(SLOW_BUT_CORRECT)
-    arrays = (np.zeros(2), np.array([3.0, 0.0]), np.array([1.0, 0.0]), np.zeros(2), 1.0, 1.0)
-    with busy_machine(), Sandbox(path, Limits()) as sandbox:
-        started, cpu = time.monotonic(), sandbox.cpu_spent
-        for _ in range(4):
-            sandbox.call("contact_time_grains", *arrays)
-        wall, cpu = time.monotonic() - started, sandbox.cpu_spent - cpu
-    assert wall - cpu > 0.2, (wall, cpu)  # the machine was busy
-    assert sandbox.idle < 0.25 * (wall - cpu), (sandbox.idle, wall, cpu)
 
 
 def test_same_grade_alone_and_beside_four_cpu_bound_processes():

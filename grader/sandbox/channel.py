@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 
 from grader.sandbox import wire
-from grader.sandbox.processes import CpuMeter, ProcessTree, idle_per_cpu_second
-from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_SECONDS, REPLY_CAP, Limits
+from grader.sandbox.processes import CpuMeter, ProcessTree
+from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_PER_CPU_SECOND, IDLE_SECONDS, REPLY_CAP, Limits
 
 #: How often a wait checks the CPU used and whether the child still lives.
 POLL_SECONDS = 0.05
@@ -52,7 +52,7 @@ class ProtocolViolation(SubmissionError):
 
 def idle_message(name: str, limits: Limits) -> str:
     return (f"{name} was stopped: the file's calls have spent more than {limits.idle_seconds:g} s in all (and "
-            f"{idle_per_cpu_second():g} s per CPU second used) without computing, sleeping or waiting for input; "
+            f"{IDLE_PER_CPU_SECOND:g} s per CPU second used) without computing, sleeping or waiting for input; "
             "no more calls are made")
 
 
@@ -65,7 +65,7 @@ class Budget:
     wall_seconds: float
     cpu_message: str
     wall_message: str
-    #: Seconds of this wait that may be spent waiting (Channel.waited: what is left of Limits.idle_seconds).
+    #: Seconds of this wait that may be spent not computing (Channel.waited: what is left of Limits.idle_seconds).
     idle_seconds: float = math.inf
     idle_message: str = ""
 
@@ -114,10 +114,6 @@ class Channel:
         self._selector.register(reply_fd, selectors.EVENT_READ)
         #: CPU seconds the child's processes used during the last exchange (so far, while it runs).
         self.cpu_used = 0.0
-        #: Seconds of the last exchange (so far) that a process of the child (the one that waited most) spent ready
-        #: to run while the machine's CPUs ran others: the machine's load, not the file's waiting (queued_ns).
-        self.queued = 0.0
-        self._queued_from: dict[int, int] = {}
         self.frozen = False  # every process of the child stopped (freeze) until the next exchange
         #: CPU seconds the child's processes used between exchanges (while not frozen), in all.
         self.between_exchanges = 0.0
@@ -155,8 +151,7 @@ class Channel:
             self.between_exchanges += max(0, self._tree.nanoseconds() - self._cpu_ns) / 1e9
         started = time.monotonic()
         meter = CpuMeter(self._tree, self._cpu_ns)
-        self.cpu_used, self.queued, self._read_bytes, self._dropped = 0.0, 0.0, 0, 0
-        self._queued_from = self._tree.queued_ns()
+        self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
         self._samples: collections.deque[tuple[float, float]] = collections.deque()
         pending = self._write(memoryview(payload))  # a request fits the pipe at once, but for large arrays
         next_check = started + POLL_SECONDS
@@ -251,14 +246,11 @@ class Channel:
 
     def _measure(self, meter: CpuMeter) -> None:
         self.cpu_used = max(self.cpu_used, meter.seconds())
-        waits = self._tree.queued_ns()  # a process found since the exchange began: all its waits so far
-        self.queued = max(self.queued, max((ns - self._queued_from.get(pid, 0) for pid, ns in waits.items()),
-                                           default=0) / 1e9)
 
     def waited(self, started: float) -> float:
-        """Seconds since ``started`` (monotonic) that the last exchange's processes neither computed nor waited for a
-        CPU the machine gave others: sleeping, blocked, waiting for input (the file's waiting, Limits.idle_seconds)."""
-        return max(0.0, time.monotonic() - started - self.cpu_used - self.queued)
+        """Seconds since ``started`` (monotonic) that the last exchange's processes did not compute: sleeping, waiting
+        for input, or for a core on a busy machine (Limits.idle_seconds)."""
+        return max(0.0, time.monotonic() - started - self.cpu_used)
 
     def _check(self, meter: CpuMeter, started: float, budget: Budget) -> None:
         self._measure(meter)
@@ -269,14 +261,14 @@ class Channel:
             raise CallTimeout(budget.wall_message)
         if self.waited(started) > budget.idle_seconds:
             raise CallTimeout(budget.idle_message)
-        # (wall time, CPU used and waited for) samples of the last IDLE_SECONDS: a call past its CPU limit in wall
-        # time that hardly computes (nor waits for a CPU) in that window is waiting.
-        self._samples.append((now, self.cpu_used + self.queued))
+        # (wall time, CPU used) samples of the last IDLE_SECONDS: a call past its
+        # CPU limit in wall time that hardly computes in that window is waiting.
+        self._samples.append((now, self.cpu_used))
         while self._samples and self._samples[0][0] < now - IDLE_SECONDS:
             self._samples.popleft()
-        oldest, busy_then = self._samples[0]
+        oldest, cpu_then = self._samples[0]
         if (now - started > budget.cpu_seconds + IDLE_SECONDS and now - oldest >= IDLE_SECONDS * 0.9
-                and self.cpu_used + self.queued - busy_then < IDLE_CPU_FRACTION * (now - oldest)):
+                and self.cpu_used - cpu_then < IDLE_CPU_FRACTION * (now - oldest)):
             raise CallTimeout(budget.wall_message)
 
     def _last_words(self, request_id: int, sent: tuple | None, budget: Budget) -> wire.Reply:

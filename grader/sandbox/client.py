@@ -42,7 +42,7 @@ from grader.sandbox.channel import (
     SubmissionError,
     idle_message,
 )
-from grader.spec.limits import BETWEEN_CALLS_CPU_SECONDS, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
+from grader.spec.limits import BETWEEN_CALLS_CPU_SECONDS, IDLE_PER_CPU_SECOND, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
 
 __all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
            "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
@@ -111,8 +111,8 @@ class Sandbox:
         self.import_failure: SubmissionError | None = None
         #: CPU seconds each function used over all its calls.
         self.spent: dict[str, float] = {}
-        #: Wall-clock seconds the calls and imports spent waiting (neither computing nor ready to run on a busy
-        #: machine: Channel.waited), in all (Limits.idle_seconds), and the imports' CPU seconds.
+        #: Wall-clock seconds the calls and imports spent beyond their CPU time (Channel.waited), in all
+        #: (Limits.idle_seconds), and the imports' CPU seconds.
         self.idle, self.import_cpu = 0.0, 0.0
         #: Whether the box is stopped between its calls (_call): its processes used CPU there, in this child or one
         #: before it (a fresh child gets no allowance of its own).
@@ -177,8 +177,8 @@ class Sandbox:
         return sum(self.spent.values()) + self.import_cpu
 
     def _idle_left(self) -> float:
-        """Seconds the calls and imports may still spend waiting (Limits.idle_seconds, Channel.waited)."""
-        return self.limits.idle_seconds + processes.idle_per_cpu_second() * self.cpu_spent - self.idle
+        """Seconds the calls and imports may still wait beyond their CPU time (Limits.idle_seconds)."""
+        return self.limits.idle_seconds + IDLE_PER_CPU_SECOND * self.cpu_spent - self.idle
 
     def _import(self) -> None:
         assert self._channel is not None

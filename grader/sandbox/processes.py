@@ -15,8 +15,6 @@ import os
 import signal
 import time
 
-from grader.spec.limits import IDLE_PER_CPU_SECOND, IDLE_PER_CPU_SECOND_UNSPLIT
-
 #: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
 REFRESH_SECONDS = 0.05
 #: Rounds of SIGSTOP a freeze sends before it gives up (pauses doubling from 0.5 ms: about 0.5 s in all).
@@ -43,23 +41,6 @@ def can_freeze() -> bool:
     except OSError:
         return False
     return True
-
-
-@functools.cache
-def counts_queueing() -> bool:
-    """Whether the kernel tells how long a process waited for a CPU (/proc/PID/schedstat: ProcessTree.queued_ns)."""
-    try:
-        with open(f"/proc/{os.getpid()}/schedstat", "rb") as f:
-            int(f.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return False
-    return True
-
-
-def idle_per_cpu_second() -> float:
-    """Waiting allowed per CPU second used: the limits' IDLE_PER_CPU_SECOND, or the larger allowance where waits for
-    a CPU cannot be told apart from the file's own (counts_queueing)."""
-    return IDLE_PER_CPU_SECOND if counts_queueing() else IDLE_PER_CPU_SECOND_UNSPLIT
 
 
 def weaknesses() -> list[str]:
@@ -134,7 +115,6 @@ class ProcessTree:
         #: An open /proc/PID/stat per member, read again at every wait (a quarter of the cost of opening it; and
         #: a file kept open names that very process: once it is reaped, reading fails, whoever gets its pid).
         self._stat_files: dict[int, int] = {}
-        self._sched_files: dict[int, int] = {}  # the same for /proc/PID/schedstat (queued_ns)
         self._lists_children = True
         self._refreshed = -REFRESH_SECONDS
         self._stopping: set[int] = set()  # the members sent SIGSTOP since the last thaw
@@ -165,7 +145,7 @@ class ProcessTree:
         listed = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
         new, self._seen = listed - self._seen, listed
         self.members &= listed
-        for pid in (set(self._stat_files) | set(self._sched_files)) - self.members:
+        for pid in set(self._stat_files) - self.members:
             self._forget(pid)
         parents = {pid: found[0] for pid in new if (found := _stat(str(pid))) is not None}
         grown = True
@@ -190,24 +170,6 @@ class ProcessTree:
                 own = clock if clock is not None else found[1] * _NS_PER_TICK
                 total += own + found[2] * _NS_PER_TICK
         return total
-
-    def queued_ns(self) -> dict[int, int]:
-        """Nanoseconds each living member's first thread has spent ready to run while the machine's CPUs ran other
-        tasks (/proc/PID/schedstat); members whose count cannot be read (or a kernel without it) are left out."""
-        found = {}
-        for pid in list(self.members):
-            fd = self._sched_files.get(pid)
-            try:
-                if fd is None:
-                    fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-                    if not self._names_member(pid):  # opened before the check: it names the member too
-                        os.close(fd)
-                        continue
-                    self._sched_files[pid] = fd
-                found[pid] = int(os.pread(fd, 256, 0).split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-        return found
 
     def _read_stat(self, pid: int) -> tuple[int, int, int] | None:
         fd = self._stat_files.get(pid)
@@ -310,14 +272,13 @@ class ProcessTree:
         return found is not None and (pid == self.root or found[0] in self.members)
 
     def _forget(self, pid: int) -> None:
-        for files in (self._stat_files, self._sched_files):
-            fd = files.pop(pid, None)
-            if fd is not None:
-                os.close(fd)
+        fd = self._stat_files.pop(pid, None)
+        if fd is not None:
+            os.close(fd)
 
     def close(self) -> None:
         """Close the files kept open."""
-        for pid in list(self._stat_files) + list(self._sched_files):
+        for pid in list(self._stat_files):
             self._forget(pid)
 
 

@@ -3,9 +3,9 @@ backstop ("grader error", no grade), without ever being seen idle.
 
 Each call computes one part in ten and sleeps the rest, in slices short enough that the idle detector (under 1 % of
 a core for 3 s) never fires, until it has used just under the call's CPU limit; then it answers (a constant
-here). While the waiting allowed was ten seconds per CPU second used (beside a minute in all), this went on for as
-long as the CPU budgets lasted: some 240 s of CPU and 2 200 s of sleep. tests/test_sandbox.py runs it with the
-constants made small.
+here). With ten seconds of waiting allowed per CPU second used (beside a minute in all), this goes on for as long
+as the CPU budgets last: some 240 s of CPU and 2 200 s of sleep. Not closed (README, "Limits count CPU time"); no
+test runs it.
 """
 
 import time

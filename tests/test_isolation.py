@@ -936,6 +936,37 @@ def test_a_grading_box_busy_between_its_calls_is_stopped_there_so_a_slower_grade
     assert max(charged[2:]) < 0.05, f"the box ran while the grader worked between its calls: {charged}"
 
 
+#: Busy in the background from its import on.
+SPINNER_FROM_IMPORT = """import os
+
+if os.fork() == 0:
+    while True:
+        pass
+
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    return 1.0
+"""
+
+
+def test_a_box_seen_busy_is_stopped_from_its_import_to_its_first_call_when_it_goes_on_or_renews(
+        tmp_path: Path, mode: str) -> None:
+    """The searches' box goes on from a grading box seen busy (Sandbox.carry_on_from), and a renewed box has a fresh
+    child: each imports the file a while before its first call (the searches import Hypothesis and replay the known
+    cases first), and a file busy from its import was charged all that time at that call."""
+    source = tmp_path / "granularGas.py"
+    source.write_text(SPINNER_FROM_IMPORT)
+    with Sandbox(source, _limits(mode, call_seconds=20)) as first:
+        _until_pausing(first)
+        with Sandbox(source, _limits(mode, call_seconds=20)) as second:
+            second.carry_on_from(first)
+            time.sleep(0.3)  # the grader at work before the searches' first call
+            assert _one_call(second)[1] < 0.05, "the searches' box ran before its first call"
+        first.renew()
+        time.sleep(0.3)
+        assert _one_call(first)[1] < 0.05, "the renewed box ran before its first call"
+
+
 def test_a_stopped_box_is_stopped_as_soon_as_it_answers_so_a_slower_grader_charges_its_calls_no_more(
         tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A second red team: a box stopped between its calls ran on from its answer until the stop's first round had

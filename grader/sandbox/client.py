@@ -81,11 +81,9 @@ class ImportFailed(SubmissionError):
 
 
 def _config(limits: Limits, site: tuple[str, ...]) -> str:
-    return json.dumps({"module": spec.MODULE_NAME, "functions": list(spec.FUNCTION_NAMES),
-                       "site": list(site), "kept": calls.HELPER_CALLS_KEPT,
-                       "max_kept": calls.AUDIT_CALLS_KEPT,
-                       "record_cap": RECORD_CAP, "reply_cap": REPLY_CAP, "text_cap": TEXT_CAP,
-                       "output_cap": OUTPUT_CAP})
+    return json.dumps({"module": spec.MODULE_NAME, "functions": list(spec.FUNCTION_NAMES), "site": list(site),
+                       "kept": calls.HELPER_CALLS_KEPT, "max_kept": calls.AUDIT_CALLS_KEPT, "record_cap": RECORD_CAP,
+                       "reply_cap": REPLY_CAP, "text_cap": TEXT_CAP, "output_cap": OUTPUT_CAP})
 
 
 class Sandbox:
@@ -243,8 +241,8 @@ class Sandbox:
         return frozen
 
     def carry_on_from(self, earlier: Sandbox) -> None:
-        """Take on, beside this box's own, what an earlier box of the same grading spent (CPU per function and in
-        imports, waiting) and whether it was stopped between calls: the searches' box goes on from the grading's."""
+        """Take on, beside this box's own, what an earlier box of the grading spent (CPU per function and in imports,
+        waiting) and whether it is stopped between calls (the searches' box goes on from the grading's)."""
         for name, seconds in earlier.spent.items():
             self.spent[name] = self.spent.get(name, 0.0) + seconds
         self.idle += earlier.idle
@@ -253,17 +251,19 @@ class Sandbox:
             self.pausing = True
             if self._channel is not None and processes.can_freeze():
                 self._channel.stop_at_reply = True  # as start() does for a fresh child of a box seen busy
+            self._freeze()  # until its first call, maybe much later (the box is emptied if it cannot be stopped)
 
     def renew(self) -> None:
-        """Go on in a fresh box: a new process, new folders and a new root; the budgets spent so far are kept, and
-        what was printed. Nothing the child learnt (in memory, in its folders, from how long the grader took between
-        two calls) reaches the calls to come: with the traced excuse on, the grading renews after a test whose
-        failures were audited in other boxes, whose work a red team's file timed to learn the reference's verdicts.
-        SandboxFault if it cannot start; the import's outcome is recorded as at the first start."""
+        """Go on in a fresh box (process, folders, root), keeping the budgets spent and what was printed. Nothing the
+        child learnt (in memory, in its folders, from the grader's time between calls) reaches the calls to come: with
+        the traced excuse on, the grading renews after a test audited in other boxes, whose work a red team's file
+        timed to learn the reference's verdicts. SandboxFault if it cannot start; the import is recorded as at first."""
         self._earlier_output = (self._earlier_output + self.box.output(OUTPUT_CAP))[:OUTPUT_CAP]
         self.close()
         self.box = isolation.Box(self.path, CHILD, self.limits, self.hide)
         self.start()
+        if self.pausing:  # a box seen busy: stopped until its next call, as after a call
+            self._freeze()
 
     def close(self) -> None:
         try:

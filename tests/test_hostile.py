@@ -576,12 +576,10 @@ def test_what_a_file_may_compute_in_all_the_boxes_of_its_grading_stays_under_the
     that sleeps may still reach it (README)."""
     limits = Limits()
 
-    def most(cpu_budget: float, starts: int = 1) -> float:
-        # The last call and the last start may overshoot: the searches' box also imports before it takes on the
-        # grading's spending (Sandbox.carry_on_from).
-        return cpu_budget + starts * limits.import_seconds + limits.call_seconds
+    def most(cpu_budget: float) -> float:
+        return cpu_budget + limits.import_seconds + limits.call_seconds  # the last start and call may overshoot
 
-    boxes = {"grading and searches": most(limits.grading_seconds, starts=2),
+    boxes = {"grading and searches": most(limits.grading_seconds),
              "audit replays (two boxes)": 2 * most(tracing.REPLAY_CPU_SECONDS),
              "efficiency (two functions)": most(2 * EFFICIENCY_SECONDS),
              "feedback animation": most(FEEDBACK_ANIMATION_SECONDS)}

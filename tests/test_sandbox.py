@@ -478,3 +478,40 @@ def test_a_box_that_goes_on_from_another_adds_its_own_spending_to_it(tmp_path):
         assert own >= 0.15 and first.import_cpu >= 0.15
         assert second.import_cpu == pytest.approx(own + first.import_cpu)
         assert second.spent == first.spent and second.idle >= first.idle
+
+
+def test_a_renewed_box_imports_at_its_next_call_behind_the_gradings_budget(tmp_path):
+    """A review's file: renew() imported the file at once, with no budget checked, so a file whose tests were
+    audited (the traced excuse on) imported for up to 20 s at each renew after its grading's budget was spent."""
+    source = GRAINS + "\nimport time\n_start = time.process_time()\nwhile time.process_time() - _start < 0.3:\n    pass\n"
+    with running(tmp_path, source, Limits(call_seconds=1.0, import_seconds=2.0, grading_seconds=0.5)) as box:
+        grains(box)  # after the first import: 0.3 s
+        box.renew()
+        grains(box)  # within the budget when it began: its import (0.3 s) and call overshoot it
+        spent = box.cpu_spent
+        for _ in range(3):
+            box.renew()
+        assert box.cpu_spent == pytest.approx(spent, abs=0.01)
+        with pytest.raises(CallTimeout, match="in this grading"):
+            grains(box)
+
+
+def test_a_renewed_box_is_charged_what_its_old_child_ran_since_its_last_call(tmp_path):
+    """The old child's CPU since its last call went uncharged at a renew, and its busyness unseen (a review)."""
+    source = GRAINS + """
+import threading, time
+
+def contact_time_walls(w, x1, v1, R1):
+    def spin():
+        start = time.process_time()
+        while time.process_time() - start < 0.5:
+            pass
+    threading.Thread(target=spin, daemon=True).start()
+    return 2.0
+"""
+    with running(tmp_path, source) as box:
+        box.call("contact_time_walls", np.zeros((2, 2)), X1, V1, 1.0)
+        time.sleep(1.0)
+        spent = box.cpu_spent
+        box.renew()
+        assert box.cpu_spent - spent >= 0.3 and box.pausing

@@ -138,6 +138,13 @@ class Channel:
         self.frozen = True
         return self._tree.freeze()
 
+    def ran_since_exchange(self, at_once: bool = False) -> float:
+        """CPU seconds the child's processes used since the last exchange ended (0 before the first)."""
+        if self._cpu_ns is None:
+            return 0.0
+        self._tree.refresh(at_once)
+        return max(0, self._tree.nanoseconds() - self._cpu_ns) / 1e9
+
     def exchange(self, payload: bytes, request_id: int, sent: tuple | None, budget: Budget) -> wire.Reply:
         """Send ``payload`` and wait for the reply naming ``request_id`` (see wire.decode_reply for sent).
 
@@ -146,9 +153,8 @@ class Channel:
         if self.frozen:
             self.frozen = False
             self._tree.thaw()
-        elif self._cpu_ns is not None:  # what ran since the last exchange ended (charged to this one all the same)
-            self._tree.refresh()
-            self.between_exchanges += max(0, self._tree.nanoseconds() - self._cpu_ns) / 1e9
+        else:  # what ran since the last exchange ended (charged to this one all the same)
+            self.between_exchanges += self.ran_since_exchange()
         started = time.monotonic()
         meter = CpuMeter(self._tree, self._cpu_ns)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0

@@ -211,7 +211,10 @@ class Sandbox:
         calls (grading.tracing.FreshBox) uses no CPU meanwhile. A call charges what ran since the one before, but
         after a box's last call nothing would be (a review's file kept its processes busy there). A box whose
         processes do not all stop is emptied: the next call starts a fresh child. (Any box whose processes used
-        BETWEEN_CALLS_CPU_SECONDS between its calls is also stopped after each call: _pause_after.)"""
+        BETWEEN_CALLS_CPU_SECONDS between its calls is also stopped after each call: _pause_after.) Without pidfds
+        it is emptied: nothing would charge what it ran after its last call."""
+        if not processes.can_freeze():
+            self._stop()
         self._freeze()
 
     def _pause_after(self, name: str) -> None:
@@ -247,23 +250,20 @@ class Sandbox:
             self.spent[name] = self.spent.get(name, 0.0) + seconds
         self.idle += earlier.idle
         self.import_cpu += earlier.import_cpu
-        if earlier.pausing and not self.pausing:
-            self.pausing = True
-            if self._channel is not None and processes.can_freeze():
-                self._channel.stop_at_reply = True  # as start() does for a fresh child of a box seen busy
-            self._freeze()  # until its first call, maybe much later (the box is emptied if it cannot be stopped)
+        self.pausing = self.pausing or earlier.pausing  # its first child starts at its first call (start)
 
     def renew(self) -> None:
         """Go on in a fresh box (process, folders, root), keeping the budgets spent and what was printed. Nothing the
         child learnt (in memory, in its folders, from the grader's time between calls) reaches the calls to come: with
         the traced excuse on, the grading renews after a test audited in other boxes, whose work a red team's file
-        timed to learn the reference's verdicts. SandboxFault if it cannot start; the import is recorded as at first."""
+        timed to learn the reference's verdicts. The fresh child starts at the next call, behind its budgets."""
         self._earlier_output = (self._earlier_output + self.box.output(OUTPUT_CAP))[:OUTPUT_CAP]
+        if self._channel is not None:  # what the old child ran since its last call: the next call's, as ever
+            ran = self._channel.ran_since_exchange(at_once=True)
+            self.import_cpu += ran
+            self.pausing = self.pausing or self._channel.between_exchanges + ran > BETWEEN_CALLS_CPU_SECONDS
         self.close()
         self.box = isolation.Box(self.path, CHILD, self.limits, self.hide)
-        self.start()
-        if self.pausing:  # a box seen busy: stopped until its next call, as after a call
-            self._freeze()
 
     def close(self) -> None:
         try:

@@ -546,7 +546,7 @@ def test_a_forged_integer_reply_breaks_the_protocol_and_never_the_grader(tmp_pat
 def test_a_file_restarting_its_box_in_every_test_is_stopped_by_the_gradings_cpu_budget(tmp_path, monkeypatch):
     """tests/limit_samples/crash_after_slow_import.py (a red team's): each call ends the process after an import
     just under its limit, so every test imports the file again: 776 s of CPU, near a batch's wall-clock backstop
-    of 15 minutes then ("grader error", no grade). Imports and calls now share Limits.grading_seconds: past it no child is
+    of 15 minutes ("grader error", no grade). Imports and calls now share Limits.grading_seconds: past it no child is
     started and no call made, and the calls left fail as timeouts (the constants made small here)."""
     text = (Path(__file__).parent / "limit_samples" / "crash_after_slow_import.py").read_text()
     assert "IMPORT_BURN = 19.0\nCALL_BURN = 4.8\n" in text

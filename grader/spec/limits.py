@@ -83,9 +83,9 @@ class Limits:
     function_seconds: float = 120.0
     #: CPU seconds the file may use in all in the boxes of one grading (the grading's and its searches'): every
     #: import and every call. Each restart after a crash or a timeout imports the file again: a red team's file that
-    #: ended its process in most tests after an import just under its limit used 776 s (13 minutes, beside a
-    #: batch's backstop of 15 then); crashes and function budgets mixed allow some 1 200 s. Past this, calls are not
-    #: made and fail as timeouts. (Replays for audits, the efficiency measurement and the feedback animation have caps
+    #: ended its process in most tests after an import just under its limit used 776 s (13 minutes; a batch's
+    #: backstop is 15); crashes and function budgets mixed allow some 1 200 s. Past this, calls are not made and
+    #: fail as timeouts. (Replays for audits, the efficiency measurement and the feedback animation have caps
     #: of their own.)
     grading_seconds: float = 240.0
     #: Wall-clock seconds the calls of one grading may spend in all beyond their CPU time (sleeping, waiting

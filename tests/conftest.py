@@ -54,6 +54,27 @@ def attack_and_control(folder: Path, sample: Path, trick: str = "TRICK = True",
     return paths[0], paths[1]
 
 
+def scaled_sample(folder: Path, sample: Path, constants: str, smaller: str) -> Path:
+    """A red team's sample written as ``folder``/granularGas.py with its ``constants`` replaced by ``smaller`` (its
+    waits and burns made short enough for a test)."""
+    text = sample.read_text()
+    assert constants in text, f"{sample.name} holds no {constants!r}"
+    path = folder / "granularGas.py"
+    path.write_text(text.replace(constants, smaller))
+    return path
+
+
+@pytest.fixture
+def boots(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry for every child a sandbox starts (Sandbox._boot) while the test runs."""
+    from grader.sandbox.client import Sandbox
+
+    started: list[int] = []
+    boot = Sandbox._boot
+    monkeypatch.setattr(Sandbox, "_boot", lambda self: started.append(1) or boot(self))
+    return started
+
+
 def corpus_params(items, ids, sample):
     """pytest params of ``items``: those whose id is in ``sample`` always run, the rest only with
     GRANULAR_FULL_CORPUS=1."""

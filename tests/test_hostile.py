@@ -39,7 +39,7 @@ from grader.spec.limits import (
     Limits,
 )
 
-from .conftest import corpus_params
+from .conftest import corpus_params, scaled_sample
 from .test_grader_corpus import TEXTBOOK
 
 REPO = Path(__file__).resolve().parents[1]
@@ -543,18 +543,13 @@ def test_a_forged_integer_reply_breaks_the_protocol_and_never_the_grader(tmp_pat
     assert failed and all("protocol" in r.message for r in failed)
 
 
-def test_a_file_restarting_its_box_in_every_test_is_stopped_by_the_gradings_cpu_budget(tmp_path, monkeypatch):
+def test_a_file_restarting_its_box_in_every_test_is_stopped_by_the_gradings_cpu_budget(tmp_path, boots):
     """tests/limit_samples/crash_after_slow_import.py (a red team's): each call ends the process after an import
     just under its limit, so every test imports the file again: 776 s of CPU, near a batch's wall-clock backstop
     of 15 minutes ("grader error", no grade). Imports and calls now share Limits.grading_seconds: past it no child is
     started and no call made, and the calls left fail as timeouts (the constants made small here)."""
-    text = (Path(__file__).parent / "limit_samples" / "crash_after_slow_import.py").read_text()
-    assert "IMPORT_BURN = 19.0\nCALL_BURN = 4.8\n" in text
-    path = tmp_path / "granularGas.py"
-    path.write_text(text.replace("IMPORT_BURN = 19.0\nCALL_BURN = 4.8\n", "IMPORT_BURN = 0.3\nCALL_BURN = 0.2\n"))
-    boots = []
-    boot = Sandbox._boot
-    monkeypatch.setattr(Sandbox, "_boot", lambda self: boots.append(1) or boot(self))
+    path = scaled_sample(tmp_path, Path(__file__).parent / "limit_samples" / "crash_after_slow_import.py",
+                         "IMPORT_BURN = 19.0\nCALL_BURN = 4.8\n", "IMPORT_BURN = 0.3\nCALL_BURN = 0.2\n")
     counts = {}
     for budget in (math.inf, 2.0):
         boots.clear()

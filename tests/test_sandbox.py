@@ -466,11 +466,15 @@ def test_a_call_over_its_cpu_limit_fails_even_when_it_answers_before_any_check(t
             box.call("contact_time_grains", x, x, x, x, 2.0, 1.0)
 
 
+def _burning_import(seconds: float) -> str:
+    """Code that spends ``seconds`` of CPU when the file is imported."""
+    return f"\nimport time\n_start = time.process_time()\nwhile time.process_time() - _start < {seconds}:\n    pass\n"
+
+
 def test_a_box_that_goes_on_from_another_adds_its_own_spending_to_it(tmp_path):
     """The searches' box goes on from the grading's budgets (Sandbox.carry_on_from); its own import counts too (it
     was overwritten by the grading box's figures: one import of up to the import limit went uncounted)."""
-    source = GRAINS + "\nimport time\n_start = time.process_time()\nwhile time.process_time() - _start < 0.2:\n    pass\n"
-    path = write(tmp_path, source)
+    path = write(tmp_path, GRAINS + _burning_import(0.2))
     with Sandbox(path, FAST) as first, Sandbox(path, FAST) as second:
         grains(first)
         own = second.import_cpu
@@ -483,8 +487,7 @@ def test_a_box_that_goes_on_from_another_adds_its_own_spending_to_it(tmp_path):
 def test_a_renewed_box_imports_at_its_next_call_behind_the_gradings_budget(tmp_path):
     """A review's file: renew() imported the file at once, with no budget checked, so a file whose tests were
     audited (the traced excuse on) imported for up to 20 s at each renew after its grading's budget was spent."""
-    source = GRAINS + "\nimport time\n_start = time.process_time()\nwhile time.process_time() - _start < 0.3:\n    pass\n"
-    with running(tmp_path, source, Limits(call_seconds=1.0, import_seconds=2.0, grading_seconds=0.5)) as box:
+    with running(tmp_path, GRAINS + _burning_import(0.3), Limits(call_seconds=1.0, import_seconds=2.0, grading_seconds=0.5)) as box:
         grains(box)  # after the first import: 0.3 s
         box.renew()
         grains(box)  # within the budget when it began: its import (0.3 s) and call overshoot it

@@ -17,7 +17,7 @@ from grader.properties.property import Property
 from grader.sandbox import client
 from grader.sandbox.calls import Returned
 
-from .conftest import attack_and_control
+from .conftest import attack_and_control, scaled_sample
 from .test_grader_corpus import BUGS
 from .test_helper_audit import REQUEST, FakeReplayer, ctg_call, returned_with
 
@@ -132,15 +132,12 @@ def test_a_reported_case_keeps_only_the_calls_its_audit_reads():
     assert set_aside.audited_calls(calls, "c12_row") == ()
 
 
-def test_a_box_for_replays_stops_restarting_a_child_that_keeps_ending(tmp_path, monkeypatch):
+def test_a_box_for_replays_stops_restarting_a_child_that_keeps_ending(tmp_path, boots):
     """A red team's file ended the auditor's child in every replay: each replay started a new child, charged to no
     budget, hundreds per audited call. After tracing.STOPS_ALLOWED such replays, the box refuses the next ones
     without starting anything (a refused replay confirms nothing)."""
     path = tmp_path / "granularGas.py"
     path.write_text("import os\n\n\ndef contact_time_grains(x1, x2, v1, v2, R1, R2):\n    os._exit(3)\n")
-    boots = []
-    boot = client.Sandbox._boot
-    monkeypatch.setattr(client.Sandbox, "_boot", lambda self: boots.append(1) or boot(self))
     with tracing.FreshBox(path, runner.GradeOptions().limits) as box:
         for _ in range(tracing.STOPS_ALLOWED + 4):
             with pytest.raises(client.ChildDied):
@@ -165,14 +162,11 @@ def test_a_session_keeps_the_helper_records_of_the_audited_function_only():
     assert session.returns[0][2].helper_calls_total == 1  # how many there were is kept
 
 
-def test_a_file_ending_the_auditors_child_in_every_replay_starts_few_children(tmp_path, monkeypatch):
+def test_a_file_ending_the_auditors_child_in_every_replay_starts_few_children(tmp_path, boots):
     """tests/audit_samples/auditor_crash_loop.py (a red team's): its wrong helper, replayed by the auditor on a
     made-up pair it asked about 520 times in each caller's case, ends the child. Each replay started a new child:
     a batch's grading of it ran past its 15-minute backstop ("grader error", no grade). Now the auditor refuses
     replays after three such ends; the file scores as without its trick."""
-    boots = []
-    boot = client.Sandbox._boot
-    monkeypatch.setattr(client.Sandbox, "_boot", lambda self: boots.append(1) or boot(self))
     scores = []
     attack, control = attack_and_control(tmp_path, Path(__file__).parent / "audit_samples" / "auditor_crash_loop.py")
     for name, path in (("attack", attack), ("control", control)):
@@ -190,10 +184,8 @@ def test_a_file_whose_replays_wait_within_each_calls_limits_gets_few_replays(tmp
     little CPU and sleeps, within one call's limits, and answers other than its record, so the audit goes on to the
     next: 21 minutes of replays after its tests had ended. A box for replays now stops after REPLAY_CPU_SECONDS of
     its child's CPU or REPLAY_IDLE_SECONDS waited (made 1 s here, the sleeps 0.3 s, to keep the test short)."""
-    text = (Path(__file__).parent / "audit_samples" / "auditor_slow_replays.py").read_text()
-    assert "BURN = 0.45\nSLEEP = 4.2\n" in text
-    path = tmp_path / "granularGas.py"
-    path.write_text(text.replace("BURN = 0.45\nSLEEP = 4.2\n", "BURN = 0.05\nSLEEP = 0.3\n"))
+    path = scaled_sample(tmp_path, Path(__file__).parent / "audit_samples" / "auditor_slow_replays.py",
+                         "BURN = 0.45\nSLEEP = 4.2\n", "BURN = 0.05\nSLEEP = 0.3\n")
     monkeypatch.setattr(tracing, "REPLAY_IDLE_SECONDS", 1.0)
     replays = []
     call = client.Sandbox.call

@@ -236,8 +236,9 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
     if not failures:
         return graded
     searched = list(graded)
-    searcher = Sandbox(sandbox.path, sandbox.limits, sandbox.hide)  # not entered: its first call starts it, behind
-    try:  # the budgets it takes on (entered, it imported first: one import uncounted, and a busy file ran on)
+    # Not entered: its first call starts it, behind the budgets it takes on (entered, it imported before them).
+    searcher = Sandbox(sandbox.path, sandbox.limits, sandbox.hide)
+    try:
         searcher.carry_on_from(sandbox)
         for k, (suspects, replayed) in failures.items():
             prop, _, seconds = graded[k]

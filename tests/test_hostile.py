@@ -34,6 +34,7 @@ from grader.spec import FUNCTION_NAMES
 from grader.spec.limits import (
     EFFICIENCY_SECONDS,
     FEEDBACK_ANIMATION_SECONDS,
+    IDLE_PER_CPU_SECOND,
     OUTPUT_CAP,
     SUBMISSION_SECONDS,
     Limits,
@@ -564,15 +565,18 @@ def test_a_file_restarting_its_box_in_every_test_is_stopped_by_the_gradings_cpu_
     assert counts[2.0] <= 2.0 / 0.5 + 3 < counts[math.inf], counts
 
 
-def test_what_a_file_may_compute_in_all_the_boxes_of_its_grading_stays_under_the_batchs_backstop():
+def test_what_a_file_may_compute_and_sleep_in_all_the_boxes_of_its_grading_stays_under_the_batchs_backstop():
     """A batch's wall-clock backstop (SUBMISSION_SECONDS) is for the grader's faults. A file's CPU budgets in every
-    box of its grading add up to well under it, with a quarter more for the grader's own work (before
-    Limits.grading_seconds, a red team's file used 776 s of CPU). The waiting the boxes allow is not covered: a file
-    that sleeps may still reach it (README)."""
+    box of its grading, and the time asleep each box allows (Limits.idle_seconds, IDLE_PER_CPU_SECOND), add up to
+    well under it, with a quarter more for the grader's own work (before Limits.grading_seconds, a red team's file
+    used 776 s of CPU; while ten seconds of any waiting were allowed per CPU second, one that slept nine parts in ten
+    could reach it: tests/test_asleep.py)."""
     limits = Limits()
 
     def most(cpu_budget: float) -> float:
-        return cpu_budget + limits.import_seconds + limits.call_seconds  # the last start and call may overshoot
+        """CPU seconds and seconds asleep of a box: the last start and call may overshoot its CPU budget."""
+        cpu = cpu_budget + limits.import_seconds + limits.call_seconds
+        return cpu + limits.idle_seconds + IDLE_PER_CPU_SECOND * cpu
 
     boxes = {"grading and searches": most(limits.grading_seconds),
              "audit replays (two boxes)": 2 * most(tracing.REPLAY_CPU_SECONDS),

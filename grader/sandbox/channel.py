@@ -15,6 +15,7 @@ import collections
 import fcntl
 import math
 import os
+import random
 import selectors
 import signal
 import subprocess
@@ -22,11 +23,14 @@ import time
 from dataclasses import dataclass
 
 from grader.sandbox import wire
-from grader.sandbox.processes import CpuMeter, ProcessTree
+from grader.sandbox.processes import CpuMeter, ProcessTree, own_run_delay
 from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_PER_CPU_SECOND, IDLE_SECONDS, REPLY_CAP, Limits
 
-#: How often a wait checks the CPU used and whether the child still lives.
+#: How often a wait checks the CPU used, whether the child still lives and whether it is asleep (on average: the
+#: first check comes at a random time up to this after the request, each other from half to one and a half times
+#: this after the one before).
 POLL_SECONDS = 0.05
+_JITTER = random.SystemRandom()  # the grader's own: a file cannot learn when its box is looked at
 #: Messages naming another request that one wait drops before it calls it a protocol violation.
 DROPPED_CAP = 1000
 #: Bytes one wait reads from the child in all (a flood costs the grader bounded work).
@@ -52,8 +56,8 @@ class ProtocolViolation(SubmissionError):
 
 def idle_message(name: str, limits: Limits) -> str:
     return (f"{name} was stopped: the file's calls have spent more than {limits.idle_seconds:g} s in all (and "
-            f"{IDLE_PER_CPU_SECOND:g} s per CPU second used) without computing, sleeping or waiting for input; "
-            "no more calls are made")
+            f"{IDLE_PER_CPU_SECOND:g} s per CPU second used) asleep: sleeping, waiting for input or stopped, with none "
+            "of its processes computing; no more calls are made")
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class Budget:
     wall_seconds: float
     cpu_message: str
     wall_message: str
-    #: Seconds of this wait that may be spent not computing (Channel.waited: what is left of Limits.idle_seconds).
+    #: Seconds of this wait that may be spent asleep (Channel.waited: what is left of Limits.idle_seconds).
     idle_seconds: float = math.inf
     idle_message: str = ""
 
@@ -119,6 +123,10 @@ class Channel:
         self.between_exchanges = 0.0
         #: Stop the child's processes as soon as a reply comes (the box is frozen between its calls: client.Sandbox).
         self.stop_at_reply = False
+        #: Seconds of the last exchange the child's processes spent asleep (_waiting), once it ended.
+        self.waited = 0.0
+        # The last exchange's start, the grader's run delay then, and its looks at the box: taken, and seeing it asleep.
+        self._started, self._delayed, self._looks, self._asleep = 0.0, 0.0, 0, 0
 
     def close(self) -> None:
         self._selector.close()
@@ -155,18 +163,19 @@ class Channel:
             self._tree.thaw()
         else:  # what ran since the last exchange ended (charged to this one all the same)
             self.between_exchanges += self.ran_since_exchange()
-        started = time.monotonic()
+        started = self._started = time.monotonic()
+        self._delayed, self._looks, self._asleep = own_run_delay(), 0, 0
         meter = CpuMeter(self._tree, self._cpu_ns)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
         self._samples: collections.deque[tuple[float, float]] = collections.deque()
         pending = self._write(memoryview(payload))  # a request fits the pipe at once, but for large arrays
-        next_check = started + POLL_SECONDS
+        next_check = started + POLL_SECONDS * _JITTER.uniform(0.0, 1.0)  # a first look any time: none safe to sleep
         selector = self._selector
         if pending:
             selector.register(self.request_fd, selectors.EVENT_WRITE)
         try:
             while True:
-                for key, _ in selector.select(POLL_SECONDS):
+                for key, _ in selector.select(max(0.0, next_check - time.monotonic())):
                     if key.fd == self.request_fd:
                         pending = self._write(pending)
                         if not pending:
@@ -182,12 +191,13 @@ class Channel:
                         raise CallTimeout(budget.cpu_message)
                     return reply
                 if time.monotonic() >= next_check:
-                    next_check = time.monotonic() + POLL_SECONDS
+                    next_check = time.monotonic() + POLL_SECONDS * _JITTER.uniform(0.5, 1.5)
                     self._check(meter, started, budget)
                     if self.process.poll() is not None:
                         return self._last_words(request_id, sent, budget)
         finally:
             self._cpu_ns = meter.last
+            self.waited = self._waiting()
             if pending:
                 selector.unregister(self.request_fd)
 
@@ -253,19 +263,31 @@ class Channel:
     def _measure(self, meter: CpuMeter) -> None:
         self.cpu_used = max(self.cpu_used, meter.seconds())
 
-    def waited(self, started: float) -> float:
-        """Seconds since ``started`` (monotonic) that the last exchange's processes did not compute: sleeping, waiting
-        for input, or for a core on a busy machine (Limits.idle_seconds)."""
-        return max(0.0, time.monotonic() - started - self.cpu_used)
+    def _waiting(self) -> float:
+        """Seconds of this exchange so far that the child's processes spent asleep: sleeping, waiting for input or
+        stopped (Limits.idle_seconds), not computing nor ready to compute on a busy machine.
+
+        The wall-clock time beyond their CPU time and beyond the grader's own waits for a core, and no more than
+        the share of the looks at the box (_check, at random times) that found none of its tasks ready to run
+        (ProcessTree.ready). An exchange with no look (most last a few milliseconds) is charged all of it. A file
+        that would hide its sleep must keep a task ready to run at every look, which it cannot foresee: it pays for
+        it in CPU time, one CPU second for each second hidden on a quiet machine."""
+        wall = time.monotonic() - self._started
+        spare = wall - self.cpu_used - (own_run_delay() - self._delayed)
+        if self._looks:
+            spare = min(spare, wall * self._asleep / self._looks)
+        return max(0.0, spare)
 
     def _check(self, meter: CpuMeter, started: float, budget: Budget) -> None:
         self._measure(meter)
+        self._looks += 1
+        self._asleep += not self._tree.ready()
         if self.cpu_used > budget.cpu_seconds:
             raise CallTimeout(budget.cpu_message)
         now = time.monotonic()
         if now - started > budget.wall_seconds:
             raise CallTimeout(budget.wall_message)
-        if self.waited(started) > budget.idle_seconds:
+        if self._waiting() > budget.idle_seconds:
             raise CallTimeout(budget.idle_message)
         # (wall time, CPU used) samples of the last IDLE_SECONDS: a call past its
         # CPU limit in wall time that hardly computes in that window is waiting.

@@ -109,8 +109,8 @@ class Sandbox:
         self.import_failure: SubmissionError | None = None
         #: CPU seconds each function used over all its calls.
         self.spent: dict[str, float] = {}
-        #: Wall-clock seconds the calls and imports spent beyond their CPU time (Channel.waited), in all
-        #: (Limits.idle_seconds), and the imports' CPU seconds.
+        #: Wall-clock seconds the calls and imports spent asleep (Channel.waited), in all (Limits.idle_seconds), and
+        #: the imports' CPU seconds.
         self.idle, self.import_cpu = 0.0, 0.0
         #: Whether the box is stopped between its calls (_call): its processes used CPU there, in this child or one
         #: before it (a fresh child gets no allowance of its own).
@@ -180,7 +180,7 @@ class Sandbox:
 
     def _import(self) -> None:
         assert self._channel is not None
-        channel, started = self._channel, time.monotonic()
+        channel = self._channel
         try:
             # A restart imports again: its waiting counts (a review's file waited 40 s in each of its imports).
             reply = channel.exchange(b"", 0, None, Budget.imports(self.limits, self._idle_left()))
@@ -195,7 +195,7 @@ class Sandbox:
             return
         finally:
             self.import_cpu += channel.cpu_used
-            self.idle += channel.waited(started)
+            self.idle += channel.waited
         self.functions = reply.functions
 
     def _stop(self) -> None:
@@ -332,7 +332,6 @@ class Sandbox:
         payload = request.encode()
         channel = self._channel
         assert channel is not None
-        started = time.monotonic()
         try:
             reply = channel.exchange(payload, self._request_id, sent,
                                      Budget.call(name, self.limits, idle_left))
@@ -341,7 +340,7 @@ class Sandbox:
             raise
         finally:
             self.spent[name] = spent + channel.cpu_used
-            self.idle += channel.waited(started)
+            self.idle += channel.waited
         if self.pausing or channel.between_exchanges > BETWEEN_CALLS_CPU_SECONDS:
             self._pause_after(name)
         if isinstance(reply, wire.Raised):

@@ -46,7 +46,7 @@ def contact_time_grains(x1, x2, v1, v2, R1, R2):
         t0 = time.process_time()
         while time.process_time() - t0 < BURN:
             pass
-        time.sleep(SLEEP)   # idle allowed: 10 s per CPU second; stays under the 5 s wall point of the idle detector
+        time.sleep(SLEEP)   # stays under the 5 s wall point of the idle detector
         return 7.0          # not the recorded answer: confirms nothing, the audit goes on to the next record
     return _ctg(x1, x2, v1, v2, R1, R2)
 

@@ -1,11 +1,12 @@
-"""A red-team sample: a file that stretches its grading's wall-clock time to ten times its CPU time, past a batch's
+"""A red-team sample: a file that stretched its grading's wall-clock time to ten times its CPU time, past a batch's
 backstop ("grader error", no grade), without ever being seen idle.
 
 Each call computes one part in ten and sleeps the rest, in slices short enough that the idle detector (under 1 % of
 a core for 3 s) never fires, until it has used just under the call's CPU limit; then it answers (a constant
-here). With ten seconds of waiting allowed per CPU second used (beside a minute in all), this goes on for as long
-as the CPU budgets last: some 240 s of CPU and 2 200 s of sleep. Not closed (README, "Limits count CPU time"); no
-test runs it.
+here). While ten seconds of any waiting were allowed per CPU second (beside a minute in all), this went on for as
+long as the CPU budgets lasted: some 240 s of CPU and 2 200 s of sleep. Now only time asleep is charged (no task of
+the box running or ready to run), 30 s in all and 0.25 s per CPU second: its `check` takes 83 s, 0 points.
+tests/test_asleep.py runs it with its constants made small.
 """
 
 import time

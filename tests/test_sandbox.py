@@ -25,6 +25,7 @@ from grader.sandbox.client import (
     CallRaised,
     CallTimeout,
     ChildDied,
+    FunctionMissing,
     ImportFailed,
     Sandbox,
 )
@@ -497,6 +498,17 @@ def test_a_renewed_box_imports_at_its_next_call_behind_the_gradings_budget(tmp_p
         assert box.cpu_spent == pytest.approx(spent, abs=0.01)
         with pytest.raises(CallTimeout, match="in this grading"):
             grains(box)
+
+
+def test_a_function_the_file_does_not_define_is_missing_once_the_gradings_budget_is_spent_too(tmp_path):
+    """Past the grading's CPU budget no call is made; a function the file never defined was reported as a timeout
+    there (a review), not as missing."""
+    with running(tmp_path, GRAINS + _burning_import(0.3), Limits(call_seconds=1.0, import_seconds=2.0,
+                                                                 grading_seconds=0.2)) as box:
+        with pytest.raises(CallTimeout, match="in this grading"):
+            grains(box)  # its import alone used more
+        with pytest.raises(FunctionMissing, match="no function update"):
+            box.call("update", *[np.zeros(2)] * 7, 0.1, 0.0)
 
 
 def test_a_renewed_box_is_charged_what_its_old_child_ran_since_its_last_call(tmp_path):

@@ -1,9 +1,9 @@
 """Run a submission's functions in a separate, fenced-in process.
 
-The submission is imported by :mod:`grader.sandbox.child` in a child started
-in a :class:`grader.sandbox.isolation.Box`. The child runs the submission's own code
-only: nothing computed by the reference ever reaches it. Its calls between its
-own functions are recorded (:class:`grader.sandbox.calls.HelperCall`).
+The submission is imported by :mod:`grader.sandbox.child` in a child started in a
+:class:`grader.sandbox.isolation.Box`. The child runs the submission's own code only: nothing computed by the
+reference ever reaches it. Its calls between its own functions are recorded
+(:class:`grader.sandbox.calls.HelperCall`).
 
 Time limits count CPU time, measured here from /proc over the child and all its descendants (the wall clock is only
 a generous backstop), so the same file gets the same grade on a busy machine. A call that times out, kills the child
@@ -11,11 +11,10 @@ or breaks the protocol costs that call only: the box is emptied and the next cal
 the file again). A function that used ``limits.function_seconds`` of CPU over its calls is not called again, nor any
 once the imports and calls used ``limits.grading_seconds`` in all.
 
-The child is the submission's process: everything it sends is bounded and
-checked (:mod:`grader.sandbox.wire`), requests are written without blocking, and a
-reply is never read past ``limits.REPLY_CAP`` bytes. A child that cannot even
-start (before the submission is imported) is the grader's fault:
-:class:`grader.errors.SandboxFault`, never the student's 0.
+The child is the submission's process: everything it sends is bounded and checked (:mod:`grader.sandbox.wire`),
+requests are written without blocking, and a reply is never read past ``limits.REPLY_CAP`` bytes. A child that
+cannot even start (before the submission is imported) is the grader's fault: :class:`grader.errors.SandboxFault`,
+never the student's 0.
 """
 
 from __future__ import annotations
@@ -175,7 +174,7 @@ class Sandbox:
         return sum(self.spent.values()) + self.import_cpu
 
     def _idle_left(self) -> float:
-        """Seconds the calls and imports may still wait beyond their CPU time (Limits.idle_seconds)."""
+        """Seconds the calls and imports may still spend asleep (Limits.idle_seconds, Channel.waited)."""
         return self.limits.idle_seconds + IDLE_PER_CPU_SECOND * self.cpu_spent - self.idle
 
     def _import(self) -> None:
@@ -309,12 +308,14 @@ class Sandbox:
 
     def _call(self, name: str, sent: tuple, body: str, record: int) -> Returned:
         """The call, made in the child (``sent``: the arguments encoded, ``body``: as JSON)."""
-        if self.import_failure is None and self._idle_left() <= 0:  # used up: no child is restarted for it
-            raise CallTimeout(idle_message(name, self.limits))
-        if self.import_failure is None and self.cpu_spent >= self.limits.grading_seconds:  # nor for this
-            raise CallTimeout(f"{name} was not called: granularGas.py has used more than "
-                              f"{self.limits.grading_seconds:g} s of CPU in this grading (imports and calls); no more "
-                              "calls are made")
+        # The grading's budgets used up: no child is restarted for them (a function never defined is missing still).
+        if self.import_failure is None and (not self.functions or name in self.functions):
+            if self._idle_left() <= 0:
+                raise CallTimeout(idle_message(name, self.limits))
+            if self.cpu_spent >= self.limits.grading_seconds:
+                raise CallTimeout(f"{name} was not called: granularGas.py has used more than "
+                                  f"{self.limits.grading_seconds:g} s of CPU in this grading (imports and calls); no "
+                                  "more calls are made")
         self.start()  # after a timeout or a crash; a failed import is final
         if self.import_failure is not None:
             raise ImportFailed(self.import_error or "granularGas.py could not be imported")

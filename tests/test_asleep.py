@@ -146,6 +146,22 @@ def test_sleep_hidden_behind_a_spinner_of_lowered_priority_is_charged(tmp_path: 
     assert charged[False][0] < 0.25 * charged[False][1] + 0.05, charged
 
 
+def test_a_file_that_sees_the_looks_is_charged_for_the_sleep_between_them(tmp_path: Path) -> None:
+    """tests/limit_samples/sleeps_between_looks.py (a red team's) sees each look as a pause in the grader's reading
+    of its pipe. While every look came 25 to 75 ms after the one before, it slept 22 ms after each, charged about a
+    tenth of it. The looks are now a Poisson process: its sleep is charged in the mean. It answers what it slept."""
+    path = tmp_path / "granularGas.py"
+    path.write_text((Path(__file__).parent / "limit_samples" / "sleeps_between_looks.py").read_text())
+    slept = charged = 0.0
+    with Sandbox(path, Limits(call_seconds=5.0, import_seconds=10.0)) as box:
+        for _ in range(3):
+            idle = box.idle
+            returned = box.call("contact_time_walls", np.zeros((2, 2)), VECTOR, VECTOR, 1.0)
+            slept, charged = slept + float(returned.value.array), charged + box.idle - idle
+    assert slept > 0.3, "it saw no look: nothing was tested"
+    assert charged >= 0.45 * slept, (charged, slept)  # 0.1 to 0.2 with the looks of before, about 1 now
+
+
 def test_the_red_team_s_sleeping_file_is_stopped_within_the_gradings_time_asleep(tmp_path: Path) -> None:
     """tests/limit_samples/sleeps_nine_parts_in_ten.py computes one part in ten and sleeps the rest in each call
     (never idle for the detector). With ten seconds of waiting allowed per CPU second it would have stretched a

@@ -26,11 +26,17 @@ from grader.sandbox import wire
 from grader.sandbox.processes import CpuMeter, ProcessTree, own_run_delay
 from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_PER_CPU_SECOND, IDLE_SECONDS, REPLY_CAP, Limits
 
-#: How often a wait checks the CPU used, whether the child still lives and whether it is asleep (on average: the
-#: first check comes at a random time up to this after the request, each other from half to one and a half times
-#: this after the one before).
+#: How often a wait checks the CPU used, whether the child still lives and whether it is asleep, on average. The
+#: time to the next check is drawn afresh each time, exponentially distributed (a Poisson process): a file that
+#: learns when it was looked at learns nothing of when it will be (a red team's file saw each look as a pause in the
+#: grader's reading of its pipe; with every wait between 25 and 75 ms, it slept safely for 22 ms after each).
 POLL_SECONDS = 0.05
-_JITTER = random.SystemRandom()  # the grader's own: a file cannot learn when its box is looked at
+_CLOCK = random.SystemRandom()  # the grader's own draws
+
+
+def _next_look() -> float:
+    """Seconds to the next check."""
+    return _CLOCK.expovariate(1.0 / POLL_SECONDS)
 #: Messages naming another request that one wait drops before it calls it a protocol violation.
 DROPPED_CAP = 1000
 #: Bytes one wait reads from the child in all (a flood costs the grader bounded work).
@@ -169,7 +175,7 @@ class Channel:
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
         self._samples: collections.deque[tuple[float, float]] = collections.deque()
         pending = self._write(memoryview(payload))  # a request fits the pipe at once, but for large arrays
-        next_check = started + POLL_SECONDS * _JITTER.uniform(0.0, 1.0)  # a first look any time: none safe to sleep
+        next_check = started + _next_look()
         selector = self._selector
         if pending:
             selector.register(self.request_fd, selectors.EVENT_WRITE)
@@ -191,7 +197,7 @@ class Channel:
                         raise CallTimeout(budget.cpu_message)
                     return reply
                 if time.monotonic() >= next_check:
-                    next_check = time.monotonic() + POLL_SECONDS * _JITTER.uniform(0.5, 1.5)
+                    next_check = time.monotonic() + _next_look()
                     self._check(meter, started, budget)
                     if self.process.poll() is not None:
                         return self._last_words(request_id, sent, budget)
@@ -269,9 +275,10 @@ class Channel:
 
         The wall-clock time beyond their CPU time and beyond the grader's own waits for a core, and no more than
         the share of the looks at the box (_check, at random times) that found none of its tasks ready to run
-        (ProcessTree.ready). An exchange with no look (most last a few milliseconds) is charged all of it. A file
-        that would hide its sleep must keep a task ready to run at every look, which it cannot foresee: it pays for
-        it in CPU time, one CPU second for each second hidden on a quiet machine."""
+        (ProcessTree.ready). An exchange with no look (most last a few milliseconds) is charged all of it. The looks
+        come as a Poisson process: whatever a file knows of the looks before, a second it sleeps is as likely to
+        be looked at as any other, so it is charged in the mean; to hide sleep it would have to keep a task ready
+        to run, which costs one CPU second for each second hidden on a quiet machine."""
         wall = time.monotonic() - self._started
         spare = wall - self.cpu_used - (own_run_delay() - self._delayed)
         if self._looks:

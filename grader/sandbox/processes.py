@@ -83,17 +83,28 @@ def _clock_ns(pid: int) -> int | None:
         return None
 
 
-def _children(pid: int) -> set[int] | None:
-    """The children of ``pid`` (every thread's), from /proc; None if the kernel does not list them."""
+@functools.cache
+def _lists_children() -> bool:
+    """Whether the kernel lists each thread's children (/proc/PID/task/TID/children; Linux 3.5 with
+    CONFIG_PROC_CHILDREN)."""
+    return os.path.exists(f"/proc/self/task/{threading.get_native_id()}/children")
+
+
+def _children(pid: int) -> set[int]:
+    """The children of ``pid`` (every thread's), from /proc; none if it is gone. A thread that ends meanwhile is
+    skipped (a red team's file started and ended threads in a loop: once, that switched its tree to listing the
+    whole of /proc at every refresh, for good)."""
     found: set[int] = set()
     try:
-        for task in os.listdir(f"/proc/{pid}/task"):
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
             with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
                 found.update(int(child) for child in f.read().split())
-    except FileNotFoundError:
-        return None if os.path.exists(f"/proc/{pid}") else set()
-    except (OSError, ValueError):
-        return set()
+        except (OSError, ValueError):
+            continue
     return found
 
 
@@ -146,7 +157,6 @@ class ProcessTree:
         #: An open /proc/PID/stat per member, read again at every wait (a quarter of the cost of opening it; and
         #: a file kept open names that very process: once it is reaped, reading fails, whoever gets its pid).
         self._stat_files: dict[int, int] = {}
-        self._lists_children = True
         self._refreshed = -REFRESH_SECONDS
         self._stopping: set[int] = set()  # the members sent SIGSTOP since the last thaw
         # The box's priority: the grader's, which its processes inherit (ready()).
@@ -159,20 +169,15 @@ class ProcessTree:
         if not at_once and now - self._refreshed < REFRESH_SECONDS:
             return
         self._refreshed = now
-        if self._lists_children:
-            pending, walked = set(self.members), set()
-            while pending:
-                pid = pending.pop()
-                walked.add(pid)
-                children = _children(pid)
-                if children is None:  # no children lists on this kernel: list /proc from now on
-                    self._lists_children = False
-                    break
-                pending |= children - walked
-            else:
-                self.members |= walked
-                return
-        self._refresh_by_listing()
+        if not _lists_children():
+            self._refresh_by_listing()
+            return
+        pending, walked = set(self.members), set()
+        while pending:
+            pid = pending.pop()
+            walked.add(pid)
+            pending |= _children(pid) - walked
+        self.members |= walked
 
     def _refresh_by_listing(self) -> None:
         listed = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}

@@ -1,23 +1,27 @@
-"""Time asleep is the file's doing, time waiting for a core the machine's (Limits.idle_seconds).
+"""Time asleep is the file's doing, time waiting for a core the machine's (Limits.asleep_seconds).
 
-A grading's calls may spend a little time asleep in all (sleeping, waiting for input, stopped): the channel looks
-at the box at random times and charges only the share of a call in which none of its tasks was running or ready to
-run (ProcessTree.ready). A file that sleeps nine parts in ten is charged for it, in whatever slices; a correct file
-on a busy machine, ready to run and waiting for a core, is not. Every test here runs real processes and real boxes.
+A grading's calls may spend a little time asleep in all (sleeping, waiting for input, stopped): a call is charged
+only the time in which none of the box's tasks was running or ready to run, as the kernel's counts of each task's
+time run and waited show it (grader.sandbox.asleep). A file that sleeps nine parts in ten is charged for it, in
+whatever slices, and however it times its sleep against the grader's reading; a correct file on a busy machine,
+ready to run and waiting for a core, is not. Every test here runs real processes and real boxes.
 """
 
 from __future__ import annotations
 
-import signal
+import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from grader.grading.runner import GradeOptions, grade_file
+from grader.sandbox import asleep
 from grader.sandbox.client import Sandbox
 from grader.sandbox.processes import ProcessTree
 from grader.spec.limits import Limits
@@ -25,42 +29,118 @@ from grader.spec.limits import Limits
 from .conftest import scaled_sample
 from .test_load import busy_machine
 
-AUTOGROUPS = Path("/proc/self/autogroup").exists()
 
-#: Python one-liners run as the process ProcessTree.ready looks at, and whether it should be found ready.
-PROCESSES = {
-    "spinning": ("while True: pass", True),
-    "sleeping": ("import time; time.sleep(60)", False),
-    "spinning at a higher nice value": ("import os; os.nice(5)\nwhile True: pass", False),
-    "spinning as SCHED_IDLE": ("import os; os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
-                               "while True: pass", False),
-    "spinning in an autogroup made nicer": ("open('/proc/self/autogroup', 'w').write('10')\nwhile True: pass", False),
-    # A look reads READY_TASKS_LOOKED tasks at most (the grader's work is bounded): past them, the box is asleep.
-    "spinning in a thread after 100 sleeping ones": (
-        "import threading, time\nfor _ in range(100): threading.Thread(target=time.sleep, args=(60,)).start()\n"
-        "threading.Thread(target=lambda: exec('while True: pass')).start()", False),
-}
-
-
-@pytest.mark.parametrize("kind", PROCESSES)
-def test_a_box_is_ready_only_with_a_task_ready_to_run_at_the_box_s_priority(kind: str) -> None:
-    """A task that lowered its own priority stays ready to run at a sliver of a core: it would hide sleep."""
-    code, expected = PROCESSES[kind]
-    if "autogroup" in kind and not AUTOGROUPS:
-        pytest.skip("this kernel keeps no autogroups")
-    process = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+def _autogroups() -> bool:
+    """Whether the kernel shares CPU time out between sessions (autogroups) here."""
     try:
-        time.sleep(0.5)  # started, and done with its import
-        tree = ProcessTree(process.pid)
-        looks = [tree.ready() for _ in range(20)]
-        assert looks == [expected] * 20, looks
-        if expected:  # stopped, the same process is not ready
-            process.send_signal(signal.SIGSTOP)
-            time.sleep(0.05)
-            assert not any(tree.ready() for _ in range(20))
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+AUTOGROUPS = _autogroups()
+
+#: What a process does once the tree has read the priority it starts with (it waits for a line first), before it
+#: says so and spins; and whether it is then seen at a lowered priority.
+PRIORITIES = {
+    "nothing": ("pass", False),
+    "os.nice(5)": ("os.nice(5)", True),
+    "SCHED_IDLE": ("os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))", True),
+    "SCHED_BATCH": ("os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))", True),
+    "its autogroup made nicer": ("open('/proc/self/autogroup', 'w').write('10')", True),
+    "a thread niced by 5": ("threading.Thread(target=lambda: (os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), "
+                            "os.getpriority(os.PRIO_PROCESS, 0) + 5), time.sleep(60)), daemon=True).start(); "
+                            "time.sleep(0.1)", True),
+}
+STARTED = """
+import os, sys, threading, time
+sys.stdin.readline()
+{setup}
+print("set", flush=True)
+{then}
+"""
+
+
+@contextmanager
+def _started(setup: str, then: str, niced: bool = False) -> Iterator[tuple[subprocess.Popen, ProcessTree]]:
+    """A process, its tree made (and the priority it starts with read) before it runs ``setup``, then ``then``."""
+    process = subprocess.Popen([sys.executable, "-c", STARTED.format(setup=setup, then=then)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=(lambda: os.nice(5)) if niced else None)
+    try:
+        tree = ProcessTree(process.pid)  # as a box's, before its file runs
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("\n")
+        process.stdin.flush()
+        assert process.stdout.readline() == "set\n"
+        yield process, tree
+        assert process.poll() is None, "it ended: nothing was looked at"
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.parametrize("niced", [False, True], ids=["grader at nice 0", "grader at nice 5"])
+@pytest.mark.parametrize("change", PRIORITIES)
+def test_a_task_is_seen_at_a_lowered_priority_against_the_one_its_box_started_with(change: str, niced: bool) -> None:
+    """Ready to run at a lowered priority, a task waits for a core as long as it likes at a sliver of one: its wait
+    is no credit. The priority a box starts with is its own, whatever the grader's (a grader at nice 5 starts its
+    boxes so)."""
+    setup, expected = PRIORITIES[change]
+    if "autogroup" in change and not AUTOGROUPS:
+        pytest.skip("this kernel does not share CPU time out by autogroups")
+    with _started(setup, "while True: pass", niced) as (_, tree):
+        tree.refresh(at_once=True)
+        assert asleep.lowered(tree.members, tree.priority) == expected
+
+
+def _awake(tree: ProcessTree, seconds: float) -> float:
+    """Seconds the counts show the process awake over ``seconds`` of waiting."""
+    clock = asleep.AwakeClock(tree.priority)
+    tree.refresh(at_once=True)
+    watch = asleep.Watch(clock, tree.members)
+    time.sleep(seconds)
+    watch.look(tree.members)
+    clock.close()
+    return watch.awake
+
+
+def test_the_counts_show_a_spinning_process_awake_and_a_sleeping_one_asleep() -> None:
+    with _started("pass", "while True: pass") as (_, tree):
+        assert _awake(tree, 0.3) >= 0.25
+    with _started("pass", "time.sleep(60)") as (_, tree):
+        assert _awake(tree, 0.3) < 0.02
+
+
+#: A thread spins for 0.3 s, waits, then calls execve: it takes over its process's first task, and its counts with it.
+EXECVE = """
+def spin_wait_exec():
+    start = time.process_time()
+    while time.process_time() - start < 0.3:
+        pass
+    sys.stdin.readline()
+    os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)"])
+threading.Thread(target=spin_wait_exec).start()
+print("spun", flush=True)
+"""
+
+
+def test_a_task_whose_process_called_execve_is_not_believed() -> None:
+    """The first red team's trick: a thread's run or wait, brought to its process's first task by execve, counted in
+    the first task's growth as if the first task had been awake (the process then sleeps). Repeated across
+    processes, the same waits would be credited again and again."""
+    with _started("pass", EXECVE.replace('print("spun"', 'time.sleep(0.4); print("spun"')) as (process, tree):
+        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout.readline() == "spun\n"  # the thread spun 0.3 s, and waits for a line
+        clock = asleep.AwakeClock(tree.priority)
+        tree.refresh(at_once=True)
+        watch = asleep.Watch(clock, tree.members)  # the first task's counts: about 0
+        process.stdin.write("\n")
+        process.stdin.flush()
+        time.sleep(0.4)  # the execve, and the new image asleep
+        watch.look([tree.root])
+        clock.close()
+        assert watch.awake < 0.05, "the spinning thread's 0.3 s credited to a process asleep"
 
 
 #: contact_time_grains computes 0.1 s in 10 ms slices and sleeps 9 parts in 10 between them (the red team's
@@ -89,9 +169,9 @@ VECTOR = np.zeros(2)
 
 def _charged(box: Sandbox, name: str, *args: object) -> tuple[float, float]:
     """(seconds charged asleep, seconds of wall clock beyond the CPU time) of one call."""
-    idle, started = box.idle, time.monotonic()
+    idle, started = box.asleep, time.monotonic()
     returned = box.call(name, *args)
-    return box.idle - idle, time.monotonic() - started - returned.cpu_seconds
+    return box.asleep - idle, time.monotonic() - started - returned.cpu_seconds
 
 
 def test_sleep_in_slices_is_charged_and_a_busy_machine_s_queueing_is_not(tmp_path: Path) -> None:
@@ -149,28 +229,39 @@ def test_sleep_hidden_behind_a_spinner_of_lowered_priority_is_charged(tmp_path: 
 def test_a_file_that_sees_the_looks_is_charged_for_the_sleep_between_them(tmp_path: Path) -> None:
     """tests/limit_samples/sleeps_between_looks.py (a red team's) sees each look as a pause in the grader's reading
     of its pipe. While every look came 25 to 75 ms after the one before, it slept 22 ms after each, charged about a
-    tenth of it. The looks are now a Poisson process: its sleep is charged in the mean. It answers what it slept."""
+    tenth of it. The kernel's counts show its sleep, whenever it is read. It answers what it slept."""
     path = tmp_path / "granularGas.py"
     path.write_text((Path(__file__).parent / "limit_samples" / "sleeps_between_looks.py").read_text())
     slept = charged = 0.0
     with Sandbox(path, Limits(call_seconds=5.0, import_seconds=10.0)) as box:
         for _ in range(3):
-            idle = box.idle
+            idle = box.asleep
             returned = box.call("contact_time_walls", np.zeros((2, 2)), VECTOR, VECTOR, 1.0)
-            slept, charged = slept + float(returned.value.array), charged + box.idle - idle
+            slept, charged = slept + float(returned.value.array), charged + box.asleep - idle
     assert slept > 0.3, "it saw no look: nothing was tested"
     assert charged >= 0.45 * slept, (charged, slept)  # 0.1 to 0.2 with the looks of before, about 1 now
+
+
+def test_a_file_that_wakes_for_each_look_is_charged_for_its_sleep(tmp_path: Path) -> None:
+    """tests/limit_samples/wakes_for_each_look.py (a red team's) made a task ready to run inside each look at a
+    snapshot of its tasks' states, and was charged 1 part in 50 of its sleep. The kernel's counts are read now."""
+    path = tmp_path / "granularGas.py"
+    path.write_text((Path(__file__).parent / "limit_samples" / "wakes_for_each_look.py").read_text())
+    with Sandbox(path, Limits(call_seconds=5.0, import_seconds=10.0)) as box:
+        charged, beyond_cpu = _charged(box, "contact_time_walls", np.zeros((2, 2)), VECTOR, VECTOR, 1.0)
+    assert beyond_cpu > 1.0, "it did not sleep: nothing was tested"
+    assert charged >= 0.7 * beyond_cpu, (charged, beyond_cpu)
 
 
 def test_the_red_team_s_sleeping_file_is_stopped_within_the_gradings_time_asleep(tmp_path: Path) -> None:
     """tests/limit_samples/sleeps_nine_parts_in_ten.py computes one part in ten and sleeps the rest in each call
     (never idle for the detector). With ten seconds of waiting allowed per CPU second it would have stretched a
-    grading to 2 200 s of sleep, past a batch's backstop. Its sleep is now charged: past Limits.idle_seconds (and
-    IDLE_PER_CPU_SECOND per CPU second) its calls stop. Its constants made small: 0.3 s of CPU and 2.7 s asleep a
+    grading to 2 200 s of sleep, past a batch's backstop. Its sleep is now charged: past Limits.asleep_seconds (and
+    ASLEEP_PER_CPU_SECOND per CPU second) its calls stop. Its constants made small: 0.3 s of CPU and 2.7 s asleep a
     call."""
     path = scaled_sample(tmp_path, Path(__file__).parent / "limit_samples" / "sleeps_nine_parts_in_ten.py",
                          "CALL_CPU = 4.5", "CALL_CPU = 0.3")
-    limits = Limits(call_seconds=1.0, import_seconds=5.0, function_seconds=2.0, idle_seconds=4.0)
+    limits = Limits(call_seconds=1.0, import_seconds=5.0, function_seconds=2.0, asleep_seconds=4.0)
     started = time.monotonic()
     report = grade_file(path, GradeOptions(limits=limits, selftest=False))
     took = time.monotonic() - started

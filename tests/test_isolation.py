@@ -1030,10 +1030,10 @@ def test_without_pidfds_a_busy_box_is_not_stopped_its_calls_go_on_and_the_probe_
         assert _one_call(replays)[0] == _one_call(replays)[0] == 1.0, "the replays' box ran on between replays"
 
 
-def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget(
+def test_the_grader_s_wait_for_a_box_to_stop_counts_as_the_file_s_time_asleep(
         tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A red team's file held every freeze about 0.25 s with a system call SIGSTOP waits for (75 s to grade, 100
-    points). The grader's wait is now the file's waiting (Limits.idle_seconds): it runs out, and the calls stop."""
+    points). The grader's wait now counts as the file's time asleep (Limits.asleep_seconds): it runs out, and the calls stop."""
     from grader.sandbox.channel import CallTimeout, Channel
 
     real_freeze = Channel.freeze
@@ -1046,7 +1046,7 @@ def test_the_grader_s_wait_for_a_box_to_stop_counts_in_the_file_s_waiting_budget
     monkeypatch.setattr(Channel, "freeze", slow_freeze)
     source = tmp_path / "granularGas.py"
     source.write_text(BACKGROUND_SPINNER)
-    with Sandbox(source, Limits(namespaces=mode == "bwrap", call_seconds=20, idle_seconds=1.0)) as box:
+    with Sandbox(source, Limits(namespaces=mode == "bwrap", call_seconds=20, asleep_seconds=1.0)) as box:
         with pytest.raises(CallTimeout, match="asleep"):
             _until_pausing(box)
             for _ in range(40):

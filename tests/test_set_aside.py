@@ -183,10 +183,10 @@ def test_a_file_whose_replays_wait_within_each_calls_limits_gets_few_replays(tmp
     """tests/audit_samples/auditor_slow_replays.py (a second red team's): each replay of its made-up pair spends a
     little CPU and sleeps, within one call's limits, and answers other than its record, so the audit goes on to the
     next: 21 minutes of replays after its tests had ended. A box for replays now stops after REPLAY_CPU_SECONDS of
-    its child's CPU or REPLAY_IDLE_SECONDS waited (made 1 s here, the sleeps 0.3 s, to keep the test short)."""
+    its child's CPU or REPLAY_ASLEEP_SECONDS waited (made 1 s here, the sleeps 0.3 s, to keep the test short)."""
     path = scaled_sample(tmp_path, Path(__file__).parent / "audit_samples" / "auditor_slow_replays.py",
                          "BURN = 0.45\nSLEEP = 4.2\n", "BURN = 0.05\nSLEEP = 0.3\n")
-    monkeypatch.setattr(tracing, "REPLAY_IDLE_SECONDS", 1.0)
+    monkeypatch.setattr(tracing, "REPLAY_ASLEEP_SECONDS", 1.0)
     replays = []
     call = client.Sandbox.call
 

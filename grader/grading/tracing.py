@@ -40,11 +40,11 @@ class Recorder(Protocol):
 #: no budget; a red team's file ended the auditor's child in every replay, hundreds per audited call). A replay
 #: refused confirms nothing, as one that fails.
 STOPS_ALLOWED = 3
-#: What all the replays of one FreshBox may spend: CPU seconds of its child (imports included), and seconds waited
-#: beyond them. A box's own limits are those of a grading (120 s of CPU per function, waits allowed per CPU second):
+#: What all the replays of one FreshBox may spend: CPU seconds of its child (imports included), and seconds asleep
+#: (client.Sandbox.asleep). A box's own limits are those of a grading (120 s of CPU per function, and more asleep):
 #: a second red team's file spent 0.45 s and slept 4.2 s in each of hundreds of replays, 21 minutes after its tests
 #: had ended. A correct file's replays take milliseconds each.
-REPLAY_CPU_SECONDS, REPLAY_IDLE_SECONDS = 30.0, 30.0
+REPLAY_CPU_SECONDS, REPLAY_ASLEEP_SECONDS = 30.0, 30.0
 
 
 class FreshBox:
@@ -71,9 +71,10 @@ class FreshBox:
         self.calls += 1
         if self.stops >= STOPS_ALLOWED:
             raise ChildDied(f"no more replays: the child stopped {self.stops} times in this box")
-        if self.box is not None and (self.box.cpu_spent > REPLAY_CPU_SECONDS or self.box.idle > REPLAY_IDLE_SECONDS):
+        box = self.box
+        if box is not None and (box.cpu_spent > REPLAY_CPU_SECONDS or box.asleep > REPLAY_ASLEEP_SECONDS):
             raise CallTimeout(f"no more replays: this box's replays used more than {REPLAY_CPU_SECONDS:g} s of CPU "
-                              f"or waited more than {REPLAY_IDLE_SECONDS:g} s")
+                              f"or spent more than {REPLAY_ASLEEP_SECONDS:g} s asleep")
         if self.box is None:
             box = Sandbox(self.path, self.limits, self.hide)
             box.__enter__()  # kept only once started: close() never ends a box that did not start

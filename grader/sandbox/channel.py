@@ -15,28 +15,18 @@ import collections
 import fcntl
 import math
 import os
-import random
 import selectors
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
 
-from grader.sandbox import wire
-from grader.sandbox.processes import CpuMeter, ProcessTree, own_run_delay
-from grader.spec.limits import IDLE_CPU_FRACTION, IDLE_PER_CPU_SECOND, IDLE_SECONDS, REPLY_CAP, Limits
+from grader.sandbox import asleep, wire
+from grader.sandbox.processes import CpuMeter, ProcessTree
+from grader.spec.limits import ASLEEP_PER_CPU_SECOND, IDLE_CPU_FRACTION, IDLE_SECONDS, REPLY_CAP, Limits
 
-#: How often a wait checks the CPU used, whether the child still lives and whether it is asleep, on average. The
-#: time to the next check is drawn afresh each time, exponentially distributed (a Poisson process): a file that
-#: learns when it was looked at learns nothing of when it will be (a red team's file saw each look as a pause in the
-#: grader's reading of its pipe; with every wait between 25 and 75 ms, it slept safely for 22 ms after each).
+#: How often a wait checks the CPU used, whether the child still lives, and how long it was awake.
 POLL_SECONDS = 0.05
-_CLOCK = random.SystemRandom()  # the grader's own draws
-
-
-def _next_look() -> float:
-    """Seconds to the next check."""
-    return _CLOCK.expovariate(1.0 / POLL_SECONDS)
 #: Messages naming another request that one wait drops before it calls it a protocol violation.
 DROPPED_CAP = 1000
 #: Bytes one wait reads from the child in all (a flood costs the grader bounded work).
@@ -60,10 +50,10 @@ class ProtocolViolation(SubmissionError):
     """The child sent what the grader's own child never sends (the submission wrote to the channel)."""
 
 
-def idle_message(name: str, limits: Limits) -> str:
-    return (f"{name} was stopped: the file's calls have spent more than {limits.idle_seconds:g} s in all (and "
-            f"{IDLE_PER_CPU_SECOND:g} s per CPU second used) asleep: sleeping, waiting for input or stopped, with none "
-            "of its processes computing; no more calls are made")
+def asleep_message(name: str, limits: Limits) -> str:
+    return (f"{name} was stopped: the file's calls have spent more than {limits.asleep_seconds:g} s in all (and "
+            f"{ASLEEP_PER_CPU_SECOND:g} s per CPU second used) asleep: sleeping, waiting for input or stopped, with "
+            "none of its processes computing; no more calls are made")
 
 
 @dataclass(frozen=True)
@@ -75,26 +65,26 @@ class Budget:
     wall_seconds: float
     cpu_message: str
     wall_message: str
-    #: Seconds of this wait that may be spent asleep (Channel.waited: what is left of Limits.idle_seconds).
-    idle_seconds: float = math.inf
-    idle_message: str = ""
+    #: Seconds of this wait that may be spent asleep (Channel.asleep: what is left of Limits.asleep_seconds).
+    asleep_seconds: float = math.inf
+    asleep_message: str = ""
 
     @classmethod
-    def call(cls, name: str, limits: Limits, idle_left: float = math.inf) -> Budget:
+    def call(cls, name: str, limits: Limits, asleep_left: float = math.inf) -> Budget:
         wall = limits.call_wall_seconds
         return cls(name, limits.call_seconds, wall,
                    f"{name} used more than {limits.call_seconds:g} s of CPU time in one call",
                    f"{name} did not return: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
                    f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?",
-                   idle_left, idle_message(name, limits))
+                   asleep_left, asleep_message(name, limits))
 
     @classmethod
-    def imports(cls, limits: Limits, idle_left: float = math.inf) -> Budget:
+    def imports(cls, limits: Limits, asleep_left: float = math.inf) -> Budget:
         what, wall = "importing granularGas.py", limits.import_wall_seconds
         return cls(what, limits.import_seconds, wall, f"{what} used more than {limits.import_seconds:g} s of CPU time",
                    f"{what} did not finish: it stopped computing (almost no CPU time for {IDLE_SECONDS:g} s, or "
                    f"{wall:g} s of wall-clock time in all); is it sleeping or waiting for input?",
-                   idle_left, idle_message(what, limits))
+                   asleep_left, asleep_message(what, limits))
 
     @classmethod
     def boot(cls, seconds: float) -> Budget:
@@ -129,14 +119,15 @@ class Channel:
         self.between_exchanges = 0.0
         #: Stop the child's processes as soon as a reply comes (the box is frozen between its calls: client.Sandbox).
         self.stop_at_reply = False
-        #: Seconds of the last exchange the child's processes spent asleep (_waiting), once it ended.
-        self.waited = 0.0
-        # The last exchange's start, the grader's run delay then, and its looks at the box: taken, and seeing it asleep.
-        self._started, self._delayed, self._looks, self._asleep = 0.0, 0.0, 0, 0
+        #: Seconds of the last exchange the child's processes spent asleep (asleep.Watch), once it ended.
+        self.asleep = 0.0
+        self._clock = asleep.AwakeClock(self._tree.priority)
+        self._watch: asleep.Watch | None = None  # the last exchange's
 
     def close(self) -> None:
         self._selector.close()
         self._tree.close()
+        self._clock.close()
         for fd in (self.request_fd, self.reply_fd):
             try:
                 os.close(fd)
@@ -164,18 +155,19 @@ class Channel:
 
         Raises CallTimeout, ChildDied or ProtocolViolation; never blocks past the budget.
         """
+        self.asleep = 0.0
         if self.frozen:
             self.frozen = False
             self._tree.thaw()
         else:  # what ran since the last exchange ended (charged to this one all the same)
             self.between_exchanges += self.ran_since_exchange()
-        started = self._started = time.monotonic()
-        self._delayed, self._looks, self._asleep = own_run_delay(), 0, 0
+        watch = self._watch = asleep.Watch(self._clock, self._tree.members)
+        started, charged = watch.started, None
         meter = CpuMeter(self._tree, self._cpu_ns)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0
         self._samples: collections.deque[tuple[float, float]] = collections.deque()
         pending = self._write(memoryview(payload))  # a request fits the pipe at once, but for large arrays
-        next_check = started + _next_look()
+        next_check = started + POLL_SECONDS
         selector = self._selector
         if pending:
             selector.register(self.request_fd, selectors.EVENT_WRITE)
@@ -188,22 +180,24 @@ class Channel:
                             selector.unregister(self.request_fd)
                     elif self._read() < 0:
                         return self._last_words(request_id, sent, budget)
+                read = time.monotonic()  # the reply's decoding is the grader's time, not the file's
                 reply = self._reply(request_id, sent, budget.what)
                 if reply is not None:
                     if self.stop_at_reply:
                         self._tree.stop_known()
                     self._measure(meter)
+                    charged = watch.asleep(self.cpu_used, self._tree.members, read)
                     if self.cpu_used > budget.cpu_seconds:  # over, whether a check came before the reply or not
                         raise CallTimeout(budget.cpu_message)
                     return reply
                 if time.monotonic() >= next_check:
-                    next_check = time.monotonic() + _next_look()
+                    next_check = time.monotonic() + POLL_SECONDS
                     self._check(meter, started, budget)
                     if self.process.poll() is not None:
                         return self._last_words(request_id, sent, budget)
         finally:
             self._cpu_ns = meter.last
-            self.waited = self._waiting()
+            self.asleep = watch.asleep(self.cpu_used, self._tree.members) if charged is None else charged
             if pending:
                 selector.unregister(self.request_fd)
 
@@ -269,33 +263,17 @@ class Channel:
     def _measure(self, meter: CpuMeter) -> None:
         self.cpu_used = max(self.cpu_used, meter.seconds())
 
-    def _waiting(self) -> float:
-        """Seconds of this exchange so far that the child's processes spent asleep: sleeping, waiting for input or
-        stopped (Limits.idle_seconds), not computing nor ready to compute on a busy machine.
-
-        The wall-clock time beyond their CPU time and beyond the grader's own waits for a core, and no more than
-        the share of the looks at the box (_check, at random times) that found none of its tasks ready to run
-        (ProcessTree.ready). An exchange with no look (most last a few milliseconds) is charged all of it. The looks
-        come as a Poisson process: whatever a file knows of the looks before, a second it sleeps is as likely to
-        be looked at as any other, so it is charged in the mean; to hide sleep it would have to keep a task ready
-        to run, which costs one CPU second for each second hidden on a quiet machine."""
-        wall = time.monotonic() - self._started
-        spare = wall - self.cpu_used - (own_run_delay() - self._delayed)
-        if self._looks:
-            spare = min(spare, wall * self._asleep / self._looks)
-        return max(0.0, spare)
-
     def _check(self, meter: CpuMeter, started: float, budget: Budget) -> None:
         self._measure(meter)
-        self._looks += 1
-        self._asleep += not self._tree.ready()
+        assert self._watch is not None
+        self._watch.look(self._tree.members)
         if self.cpu_used > budget.cpu_seconds:
             raise CallTimeout(budget.cpu_message)
         now = time.monotonic()
         if now - started > budget.wall_seconds:
             raise CallTimeout(budget.wall_message)
-        if self._waiting() > budget.idle_seconds:
-            raise CallTimeout(budget.idle_message)
+        if self._watch.asleep(self.cpu_used) > budget.asleep_seconds:
+            raise CallTimeout(budget.asleep_message)
         # (wall time, CPU used) samples of the last IDLE_SECONDS: a call past its
         # CPU limit in wall time that hardly computes in that window is waiting.
         self._samples.append((now, self.cpu_used))

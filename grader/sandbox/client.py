@@ -39,9 +39,9 @@ from grader.sandbox.channel import (
     ChildDied,
     ProtocolViolation,
     SubmissionError,
-    idle_message,
+    asleep_message,
 )
-from grader.spec.limits import BETWEEN_CALLS_CPU_SECONDS, IDLE_PER_CPU_SECOND, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
+from grader.spec.limits import ASLEEP_PER_CPU_SECOND, BETWEEN_CALLS_CPU_SECONDS, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
 
 __all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
            "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
@@ -108,9 +108,8 @@ class Sandbox:
         self.import_failure: SubmissionError | None = None
         #: CPU seconds each function used over all its calls.
         self.spent: dict[str, float] = {}
-        #: Wall-clock seconds the calls and imports spent asleep (Channel.waited), in all (Limits.idle_seconds), and
-        #: the imports' CPU seconds.
-        self.idle, self.import_cpu = 0.0, 0.0
+        #: Seconds the calls and imports spent asleep (Channel.asleep) in all (Limits.asleep_seconds); the imports' CPU.
+        self.asleep, self.import_cpu = 0.0, 0.0
         #: Whether the box is stopped between its calls (_call): its processes used CPU there, in this child or one
         #: before it (a fresh child gets no allowance of its own).
         self.pausing = False
@@ -173,16 +172,16 @@ class Sandbox:
         """CPU seconds the submission's processes used in this sandbox: its calls and imports."""
         return sum(self.spent.values()) + self.import_cpu
 
-    def _idle_left(self) -> float:
-        """Seconds the calls and imports may still spend asleep (Limits.idle_seconds, Channel.waited)."""
-        return self.limits.idle_seconds + IDLE_PER_CPU_SECOND * self.cpu_spent - self.idle
+    def _asleep_left(self) -> float:
+        """Seconds the calls and imports may still spend asleep (Limits.asleep_seconds, Channel.asleep)."""
+        return self.limits.asleep_seconds + ASLEEP_PER_CPU_SECOND * self.cpu_spent - self.asleep
 
     def _import(self) -> None:
         assert self._channel is not None
         channel = self._channel
         try:
-            # A restart imports again: its waiting counts (a review's file waited 40 s in each of its imports).
-            reply = channel.exchange(b"", 0, None, Budget.imports(self.limits, self._idle_left()))
+            # A restart imports again: its sleep counts (a review's file slept 40 s in each of its imports).
+            reply = channel.exchange(b"", 0, None, Budget.imports(self.limits, self._asleep_left()))
             if isinstance(reply, wire.Raised):
                 raise ImportFailed(f"importing granularGas.py raised {reply.error}: {reply.message}{reply.where}")
             if not isinstance(reply, wire.Ready):
@@ -194,7 +193,7 @@ class Sandbox:
             return
         finally:
             self.import_cpu += channel.cpu_used
-            self.idle += channel.waited
+            self.asleep += channel.asleep
         self.functions = reply.functions
 
     def _stop(self) -> None:
@@ -231,23 +230,23 @@ class Sandbox:
 
     def _freeze(self) -> bool:
         """Stop the box's processes until the next call; False if some could not be (the box is emptied). Without
-        pidfds (processes.can_freeze; the isolation probe declares it) nothing is done. The grader's wait is the
-        file's waiting (a red team's file held every stop 0.25 s, and took 75 s to grade, 100 points)."""
+        pidfds (processes.can_freeze; the isolation probe declares it) nothing is done. The grader's wait counts as the
+        file's time asleep (a red team's file held every stop 0.25 s, and took 75 s to grade, 100 points)."""
         if self._channel is None or not processes.can_freeze():
             return True
         started = time.monotonic()
         frozen = self._channel.freeze()
-        self.idle += time.monotonic() - started
+        self.asleep += time.monotonic() - started
         if not frozen:
             self._stop()
         return frozen
 
     def carry_on_from(self, earlier: Sandbox) -> None:
         """Take on, beside this box's own, what an earlier box of the grading spent (CPU per function and in imports,
-        waiting) and whether it is stopped between calls (the searches' box goes on from the grading's)."""
+        time asleep) and whether it is stopped between calls (the searches' box goes on from the grading's)."""
         for name, seconds in earlier.spent.items():
             self.spent[name] = self.spent.get(name, 0.0) + seconds
-        self.idle += earlier.idle
+        self.asleep += earlier.asleep
         self.import_cpu += earlier.import_cpu
         self.pausing = self.pausing or earlier.pausing  # its first child starts at its first call (start)
 
@@ -308,14 +307,14 @@ class Sandbox:
 
     def _call(self, name: str, sent: tuple, body: str, record: int) -> Returned:
         """The call, made in the child (``sent``: the arguments encoded, ``body``: as JSON)."""
-        # The grading's budgets used up: no child is restarted for them (a function never defined is missing still).
-        if self.import_failure is None and (not self.functions or name in self.functions):
-            if self._idle_left() <= 0:
-                raise CallTimeout(idle_message(name, self.limits))
-            if self.cpu_spent >= self.limits.grading_seconds:
-                raise CallTimeout(f"{name} was not called: granularGas.py has used more than "
-                                  f"{self.limits.grading_seconds:g} s of CPU in this grading (imports and calls); no "
-                                  "more calls are made")
+        if self.import_failure is None and self.functions and name not in self.functions:  # final, budgets or not
+            raise FunctionMissing(f"granularGas.py defines no function {name}()")
+        if self.import_failure is None and self._asleep_left() <= 0:  # used up: no child is restarted for it
+            raise CallTimeout(asleep_message(name, self.limits))
+        if self.import_failure is None and self.cpu_spent >= self.limits.grading_seconds:  # nor for this
+            raise CallTimeout(f"{name} was not called: granularGas.py has used more than "
+                              f"{self.limits.grading_seconds:g} s of CPU in this grading (imports and calls); no more "
+                              "calls are made")
         self.start()  # after a timeout or a crash; a failed import is final
         if self.import_failure is not None:
             raise ImportFailed(self.import_error or "granularGas.py could not be imported")
@@ -325,9 +324,9 @@ class Sandbox:
         if spent >= self.limits.function_seconds:
             raise CallTimeout(f"{name} used more than {self.limits.function_seconds:g} s of CPU over all its calls; "
                               "it is far too slow")
-        idle_left = self._idle_left()  # the import may have waited
-        if idle_left <= 0:
-            raise CallTimeout(idle_message(name, self.limits))
+        asleep_left = self._asleep_left()  # the import may have slept
+        if asleep_left <= 0:
+            raise CallTimeout(asleep_message(name, self.limits))
         self._request_id += 1
         request = f'{{"call": {json.dumps(name)}, "args": {body}, "id": {self._request_id}, "kept": {record}}}\n'
         payload = request.encode()
@@ -335,13 +334,13 @@ class Sandbox:
         assert channel is not None
         try:
             reply = channel.exchange(payload, self._request_id, sent,
-                                     Budget.call(name, self.limits, idle_left))
+                                     Budget.call(name, self.limits, asleep_left))
         except SubmissionError:
             self._stop()
             raise
         finally:
             self.spent[name] = spent + channel.cpu_used
-            self.idle += channel.waited
+            self.asleep += channel.asleep
         if self.pausing or channel.between_exchanges > BETWEEN_CALLS_CPU_SECONDS:
             self._pause_after(name)
         if isinstance(reply, wire.Raised):

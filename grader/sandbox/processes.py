@@ -15,13 +15,11 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+
+from grader.sandbox import asleep
 
 #: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
 REFRESH_SECONDS = 0.05
-#: Tasks (threads) ProcessTree.ready reads at one look at most: an honest file has a handful, and a box with
-#: thousands of sleeping threads would make every look cost the grader milliseconds.
-READY_TASKS_LOOKED = 64
 #: Rounds of SIGSTOP a freeze sends before it gives up (pauses doubling from 0.5 ms: about 0.5 s in all).
 FREEZE_ROUNDS = 10
 #: Task states that run no code of the process and cannot until it is sent SIGCONT (which nothing in a box may send:
@@ -108,32 +106,6 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _task_fields(pid: int) -> Iterator[list[bytes]]:
-    """The /proc/PID/task/TID/stat fields of each living thread of ``pid``, from its state on (the command name may
-    hold spaces and parentheses: the fields start after the last ')'); none if the process is gone."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue  # the thread ended
-        yield data[data.rindex(b")") + 2:].split()
-
-
-def _autogroup_nice(pid: int) -> int:
-    """The nice value of the autogroup of ``pid``'s session ("/autogroup-25 nice 0"); 0 where the kernel keeps
-    none."""
-    try:
-        with open(f"/proc/{pid}/autogroup", "rb") as f:
-            return int(f.read().split()[-1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 class ProcessTree:
     """The processes descending from one root, kept up to date at little cost.
 
@@ -159,8 +131,10 @@ class ProcessTree:
         self._stat_files: dict[int, int] = {}
         self._refreshed = -REFRESH_SECONDS
         self._stopping: set[int] = set()  # the members sent SIGSTOP since the last thaw
-        # The box's priority: the grader's, which its processes inherit (ready()).
-        self._nice, self._policy = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
+        #: The priority the box starts with, read before the file runs: its tasks are ready to run only at it
+        #: (asleep.ready). Where the root is gone already, the grader's own, which its processes inherit.
+        self.priority = asleep.Priority.of(root) or asleep.Priority(os.getpriority(os.PRIO_PROCESS, 0),
+                                                                    os.sched_getscheduler(0) & ~os.SCHED_RESET_ON_FORK)
 
     def refresh(self, at_once: bool = False) -> None:
         """Find the processes that joined the tree, at most every REFRESH_SECONDS unless ``at_once`` (a process found
@@ -266,29 +240,11 @@ class ProcessTree:
         """Whether no task of ``pid`` runs code (each thread's state: a process whose first thread ended shows that
         thread's state, whatever the others do); a process that is gone runs none. ``stopping``: it was sent
         SIGSTOP, so a task in uninterruptible sleep will stop before it runs code again."""
-        for fields in _task_fields(pid):
+        for fields in asleep.task_fields(pid):
             state = fields[0][0]  # the state's letter (an int)
             if state not in _FROZEN_STATES and not (stopping and state == _SLEEP_UNINTERRUPTIBLE):
                 return False
         return True
-
-    def ready(self) -> bool:
-        """Whether some task of a member is running or ready to run (state R) at the priority the box started with:
-        the grader's nice value and scheduling policy, its session's autogroup not made nicer. A box where none is
-        sleeps, waits for input, or is stopped: time that is the file's doing (Channel's waiting), while a task
-        ready to run and not running waits for a core, which is the machine's doing. A lowered priority would let
-        a task stay ready to run for as long as it likes at a tiny share of a core, hiding sleep (os.nice,
-        SCHED_IDLE, a write to /proc/self/autogroup: each open to any process)."""
-        looked = 0
-        for pid in list(self.members):
-            for fields in _task_fields(pid):
-                if fields[0] == b"R" and int(fields[16]) <= self._nice and int(fields[38]) == self._policy:
-                    if _autogroup_nice(pid) <= 0:
-                        return True
-                looked += 1
-                if looked >= READY_TASKS_LOOKED:  # the grader's work is bounded: a box of more is taken as asleep
-                    return False
-        return False
 
     def _signal(self, pid: int, signum: int) -> bool:
         """Signal the member ``pid``, never a process that took its pid since: its pidfd is opened first, then the
@@ -327,26 +283,6 @@ class ProcessTree:
         """Close the files kept open."""
         for pid in list(self._stat_files):
             self._forget(pid)
-
-
-_own_schedstat: dict[tuple[int, int], int] = {}  # (pid, thread id): the thread's /proc schedstat, kept open
-
-
-def own_run_delay() -> float:
-    """Seconds the calling thread (the grader's) has spent ready to run but waiting for a core, from its
-    /proc/thread-self/schedstat; 0 where the kernel does not keep it. A wait's time that is the grader's own."""
-    key = (os.getpid(), threading.get_native_id())  # a forked worker reopens its own
-    try:
-        fd = _own_schedstat.get(key)
-        if fd is None:
-            if len(_own_schedstat) >= 16:  # threads that ended (or a parent's, before a fork): no file kept for long
-                for kept in _own_schedstat.values():
-                    os.close(kept)
-                _own_schedstat.clear()
-            fd = _own_schedstat[key] = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-        return int(os.pread(fd, 200, 0).split()[1]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 class CpuMeter:

@@ -7,7 +7,10 @@ team's file sent 64 bits this way from the grading's box to the box that confirm
 user since Linux 5.13) and fcntl's F_NOTIFY tell one box what another opens; the kernel keyring (add_key, keyctl)
 is shared by the boxes and outlives them. None of these is needed by Python or numpy: they fail with EPERM. So do
 ways to hide CPU time from the box's meter: setting SIGCHLD's disposition, new namespaces, io_uring, and every way
-for a process to continue one stopped while its box waits for its next call (program()).
+for a process to continue one stopped while its box waits for its next call (program()); and changing a task's
+priority, which could let it wait ready to run at a sliver of a core and get credit for it (grader.sandbox.asleep:
+a box seen at a lowered priority gets none, and a priority lowered by these calls could be raised again between
+two looks).
 
 bubblewrap loads the program (``--seccomp FD``); :func:`program` builds it as classic BPF, for the machine's own
 architecture only (x86_64, aarch64): a system call of any other ABI (int 0x80 on x86_64) fails too, so that no
@@ -46,7 +49,8 @@ class Abi:
 
     arch: int  # its audit architecture
     #: Refused outright: flock, inotify_init, inotify_init1, fanotify_init, fanotify_mark, add_key, request_key,
-    #: keyctl, unshare, setns; ptrace, setpgid, setsid, timer_create, mq_notify.
+    #: keyctl, unshare, setns; ptrace, setpgid, setsid, timer_create, mq_notify; setpriority, sched_setparam,
+    #: sched_setscheduler, sched_setattr.
     refused: tuple[int, ...]
     absent: tuple[int, ...]  # said not to exist: clone3, io_uring_setup, io_uring_enter, io_uring_register
     clone: int
@@ -64,16 +68,19 @@ def _checked(fcntl: int, kill: int, tkill: int, tgkill: int, sigqueue: int, tgsi
 
 
 _ABIS = {
-    "x86_64": Abi(0xC000003E, (73, 253, 294, 300, 301, 248, 249, 250, 272, 308, 101, 109, 112, 222, 244),
+    "x86_64": Abi(0xC000003E, (73, 253, 294, 300, 301, 248, 249, 250, 272, 308, 101, 109, 112, 222, 244,
+                              141, 142, 144, 314),
                   (435, 425, 426, 427), 56, 13, _checked(72, 62, 200, 234, 129, 297, 157)),
-    "aarch64": Abi(0xC00000B7, (32, 26, 262, 263, 217, 218, 219, 97, 268, 117, 154, 157, 107, 184),
+    "aarch64": Abi(0xC00000B7, (32, 26, 262, 263, 217, 218, 219, 97, 268, 117, 154, 157, 107, 184,
+                               140, 118, 119, 274),
                    (435, 425, 426, 427), 220, 134, _checked(25, 129, 130, 131, 138, 240, 167)),
 }
 
 
 #: What a box's CPU count misses where the filter is not loaded (program() says why each is refused).
-UNFILTERED_CPU = ("CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count, and "
-                  "processes a box leaves running can resume themselves while it waits for its next call")
+UNFILTERED_CPU = ("CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count, "
+                  "processes a box leaves running can resume themselves while it waits for its next call, and a task "
+                  "may lower its priority between two looks to hide sleep on a busy machine")
 
 #: A step: (code, k, where to jump if true, if false); a jump names a label placed later (None: the next step).
 _Step = tuple[int, int, "str | None", "str | None"]

@@ -33,13 +33,12 @@ IDLE_SECONDS = 3.0
 IDLE_CPU_FRACTION = 0.01
 
 
-#: Time asleep allowed per CPU second used (Limits.idle_seconds). Only time with none of the box's tasks running or
-#: ready to run counts (grader.sandbox.channel: looks at random times), so a file on a busy machine, waiting for a
-#: core, is not charged for it; one that sleeps is, whatever its slices (tests/limit_samples/
-#: sleeps_nine_parts_in_ten.py, which stretched its grading to ten times its CPU time while ten seconds of any
-#: waiting were allowed per CPU second). Telling the machine's queueing from the file's own by /proc/PID/schedstat's
-#: run delays was tried: a red team hid sleep behind run delays its own processes made.
-IDLE_PER_CPU_SECOND = 0.25
+#: Time asleep allowed per CPU second used (Limits.asleep_seconds). Only time with none of the box's tasks running or
+#: ready to run counts (grader.sandbox.asleep: the kernel's counts of each task's time run and waited for a core), so
+#: a file on a busy machine, waiting for a core, is not charged for it; one that sleeps is, whatever its slices
+#: (tests/limit_samples/sleeps_nine_parts_in_ten.py, which stretched its grading to ten times its CPU time while ten
+#: seconds of any waiting were allowed per CPU second).
+ASLEEP_PER_CPU_SECOND = 0.25
 
 
 #: CPU seconds a box's processes may use between its calls (in all, per child) before the box is stopped between
@@ -90,11 +89,11 @@ class Limits:
     #: of their own.)
     grading_seconds: float = 240.0
     #: Wall-clock seconds the calls of one grading may spend asleep in all (sleeping, waiting for input, stopped:
-    #: none of the file's processes computing or ready to), plus IDLE_PER_CPU_SECOND per CPU second they used. A
+    #: none of the file's processes computing or ready to), plus ASLEEP_PER_CPU_SECOND per CPU second they used. A
     #: correct file is charged a second or two in all, even beside four CPU-bound processes (only calls too short to
     #: be looked at are charged their queueing); a file sleeping just under the idle detector in every call made one
     #: grading last hours (a red-team review: 1 800 calls of 4.5 s). Past it, calls are stopped as timeouts.
-    idle_seconds: float = 30.0
+    asleep_seconds: float = 30.0
     #: Use Linux namespaces where the machine permits (``--no-namespaces``: off).
     namespaces: bool = True
 

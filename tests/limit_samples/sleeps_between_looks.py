@@ -1,13 +1,13 @@
 """A red-team sample (rt34): a file that learns when the grader looks at its box, and sleeps between looks.
 
-The grader drains the reply pipe as soon as bytes come, except while it looks at the box's tasks (ProcessTree.ready:
-0.2 to 1 ms, longer with more tasks to read, hence the idle threads read before the worker). While it must be ready
-to run anyway, the worker writes one space to the reply pipe every PROBE seconds (spaces before a JSON line still
-parse) and sees how long it stays unread (FIONREAD): between THRESHOLD and CEILING, a look just came. While every
-look came 25 to 75 ms after the one before, the worker slept SAFE seconds after each, safely: 1.8 s of wall clock
-per CPU second on a quiet machine, most of it never charged. The looks now come as a Poisson process, and knowing
-the last says nothing of the next. contact_time_walls holds for HOLD seconds and answers the seconds it slept
-(tests/test_asleep.py compares them with what it is charged).
+The grader drains the reply pipe as soon as bytes come, except while it looks at the box's tasks (then snapshots of
+their states: 0.2 to 1 ms, longer with more tasks to read, hence the idle threads read before the worker). While it
+must be ready to run anyway, the worker writes one space to the reply pipe every PROBE seconds (spaces before a JSON
+line still parse) and sees how long it stays unread (FIONREAD): between THRESHOLD and CEILING, a look just came.
+While every look came 25 to 75 ms after the one before, the worker slept SAFE seconds after each, safely: 1.8 s of
+wall clock per CPU second on a quiet machine, most of it never charged. The grader now reads the kernel's counts of
+each task's time run and waited for a core: when it reads them does not matter. contact_time_walls holds for HOLD
+seconds and answers the seconds it slept (tests/test_asleep.py compares them with what it is charged).
 """
 
 import array

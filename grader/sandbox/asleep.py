@@ -1,0 +1,245 @@
+"""Time a box spends asleep, told apart from time it waits for a core: what a grading's calls are charged beyond
+their CPU time (Limits.asleep_seconds).
+
+A box is asleep when none of its tasks is running or ready to run: it sleeps, waits for input, or is stopped, which
+is the file's doing. A task ready to run but not running waits for a core, which is the machine's doing, and is not
+charged. The kernel counts, for each task, the time it ran and the time it waited ready to run
+(/proc/PID/task/TID/schedstat): over an exchange, the box was awake at least as long as its most awake task, and the
+exchange's charge is the rest (AwakeClock, Watch). The counts are cumulative: what a file does at the moment the grader
+reads them changes nothing. Snapshots of the tasks' states did not do: red teams' files saw each look as a pause in
+the grader's reading of their pipe and slept between looks, then inside them too, making a task ready to run just
+before the look reached it (almost none of their sleep charged).
+
+Only the box's most awake task counts, never a sum: a file's own threads competing for one core each wait while the
+others run, and their waits added up pass the wall clock (a red team hid sleep behind its threads' run delays so).
+A task whose counts grew by more than the exchange lasted (a thread that calls execve takes over its process's
+first task, counts and all) is not believed. A task that lowered its priority (os.nice, SCHED_IDLE or SCHED_BATCH, its
+session's autogroup made nicer) could wait ready to run for as long as it likes at a sliver of a core: once one is
+seen, the box gets no credit at all (the seccomp filter refuses the system calls, so none is undone; a write to
+/proc/self/autogroup cannot be refused, but cannot be undone either).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+#: Tasks (threads) one reading covers at most: an honest file has a handful; a box of thousands would make every
+#: reading cost the grader milliseconds. Those past them are not read (and give no credit).
+TASKS_READ = 64
+#: How far a task's counts may pass the time they were counted over (the tasks are read one after the other, and the
+#: kernel adds a running task's time at its ticks).
+SKEW_SECONDS = 0.005
+
+
+def task_fields(pid: int) -> Iterator[list[bytes]]:
+    """The /proc/PID/task/TID/stat fields of each living thread of ``pid``, from its state on (index 0; the
+    command name before them may hold spaces and parentheses, so they start after the last ')'); none if it is
+    gone."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue  # the thread ended
+        yield data[data.rindex(b")") + 2:].split()
+
+
+#: Indexes in task_fields of the nice value and the scheduling policy (proc(5)'s fields 19 and 41).
+_NICE, _POLICY = 16, 38
+
+
+@dataclass(frozen=True)
+class Priority:
+    """A process's nice value and scheduling policy: a box's tasks get credit only at the one it started with."""
+
+    nice: int
+    policy: int
+
+    @classmethod
+    def of(cls, pid: int) -> Priority | None:
+        """The priority of ``pid``'s first task now; None if it is gone."""
+        for fields in task_fields(pid):
+            return cls(int(fields[_NICE]), int(fields[_POLICY]))
+        return None
+
+
+def _autogroup_nice(pid: int) -> int:
+    """The nice value of the autogroup of ``pid``'s session ("/autogroup-25 nice 0"); 0 where the kernel keeps
+    none. A box is a session of its own: its autogroup starts at 0."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "rb") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _image(pid: int) -> int:
+    """Where the stack of ``pid``'s program began (proc(5)'s startstack), placed at random by each execve: a task whose
+    thread called execve took over its process's first task, counts and all (the first red team's trick, repeated
+    across processes, would credit the same waits many times). 0 if unreadable (a process that made itself not
+    dumpable, or is gone): its tasks get no credit."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        return int(data[data.rindex(b")") + 2:].split()[25])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def lowered(members: Iterable[int], priority: Priority) -> bool:
+    """Whether some task of the processes ``members`` runs below ``priority`` (the box's at its start), or its
+    session's autogroup was made nicer; at most TASKS_READ tasks are read."""
+    looked = 0
+    for pid in members:
+        if _autogroup_nice(pid) > 0:
+            return True
+        for fields in task_fields(pid):
+            if int(fields[_NICE]) > priority.nice or int(fields[_POLICY]) != priority.policy:
+                return True
+            looked += 1
+            if looked >= TASKS_READ:
+                return False
+    return False
+
+
+class _Schedstat:
+    """A thread's /proc/thread-self/schedstat, kept open (a quarter of the cost of opening it each time), closed
+    with the thread (its threading.local goes)."""
+
+    def __init__(self) -> None:
+        self.fd = -1
+        self.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+
+    def __del__(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+
+
+_own = threading.local()
+
+
+def _forget_own() -> None:
+    """In a forked child: the parent's thread's file (under a number the child may have closed and used again since)
+    is forgotten, unclosed; the child opens its own."""
+    kept = getattr(_own, "schedstat", None)
+    if kept is not None:
+        kept.fd = -1
+        _own.schedstat = None
+
+
+os.register_at_fork(after_in_child=_forget_own)
+
+
+def own_run_delay() -> float:
+    """Seconds the calling thread (the grader's) has spent ready to run but waiting for a core; 0 where the kernel
+    does not keep it. A wait's time that is the grader's own."""
+    try:
+        kept = getattr(_own, "schedstat", None)
+        if kept is None:
+            kept = _own.schedstat = _Schedstat()
+        return int(os.pread(kept.fd, 200, 0).split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class AwakeClock:
+    """Reads one box's tasks' counts of time run and waited ready to run (kept files: a tenth of the cost of opening
+    them), and remembers whether one was seen at a lowered priority (no credit from then on)."""
+
+    def __init__(self, priority: Priority) -> None:
+        self.priority = priority
+        self._files: dict[int, int] = {}  # each task's schedstat, kept open
+        self._tasks: dict[int, int] = {}  # the tasks read (their process), as listed last
+        self.lowered = False
+
+    def counts(self, members: Iterable[int], listed: bool = False) -> dict[tuple[int, int], int]:
+        """Nanoseconds each task ran and waited ready to run, by task id and its process's image (_image: a task's
+        counts are compared only within one image). ``listed``: list the members' tasks afresh and look at their
+        priorities (else the tasks listed last are read: a few microseconds)."""
+        if listed or not self._tasks:
+            members = list(members)
+            self.lowered = self.lowered or lowered(members, self.priority)
+            self._tasks = {}
+            for pid in members:
+                try:
+                    names = os.listdir(f"/proc/{pid}/task")
+                except OSError:
+                    continue
+                for name in names[:max(0, TASKS_READ - len(self._tasks))]:
+                    self._tasks[int(name)] = pid
+        images = {pid: _image(pid) for pid in set(self._tasks.values())}
+        counts = {task: total for task, pid in self._tasks.items()
+                  if images[pid] and (total := self._schedstat(pid, task)) is not None}
+        for gone in set(self._files) - set(counts):
+            os.close(self._files.pop(gone))
+        return {(task, images[pid]): total for task, total in counts.items() if (pid := self._tasks[task])}
+
+    def _schedstat(self, pid: int, task: int) -> int | None:
+        """Nanoseconds task ``task`` of ``pid`` ran and waited ready to run; None if it is gone."""
+        for _ in range(2):  # a kept file of a task that ended (its id taken since) fails to read: opened again
+            fd = self._files.get(task)
+            try:
+                if fd is None:
+                    fd = self._files[task] = os.open(f"/proc/{pid}/task/{task}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+                ran, waited = os.pread(fd, 200, 0).split()[:2]
+                return int(ran) + int(waited)
+            except (OSError, ValueError):
+                if task in self._files:
+                    os.close(self._files.pop(task))
+        return None
+
+    def close(self) -> None:
+        for fd in self._files.values():
+            os.close(fd)
+        self._files.clear()
+
+
+class Watch:
+    """One exchange with a box: the seconds of it the box spent asleep.
+
+    The box was awake at least as long as the task whose counts grew most since the exchange began (the kernel adds
+    a wait for a core to a task's count only once the task runs: over a whole exchange, whose tasks start asleep
+    and end having answered, the counts are whole). A task whose counts grew by more than the exchange lasted is not
+    believed (a thread that calls execve takes over its process's first task, counts and all)."""
+
+    #: An exchange whose time beyond its CPU time is under this is charged it without a reading (most of a correct
+    #: file's calls: the grader spares a reading's few microseconds, the file is charged under a millisecond).
+    READ_PAST = 0.001
+
+    def __init__(self, clock: AwakeClock, members: Iterable[int]) -> None:
+        self.clock, self.started, self._delayed = clock, time.monotonic(), own_run_delay()
+        self._start = clock.counts(members)
+        self.awake = 0.0
+
+    def look(self, members: Iterable[int]) -> None:
+        """Read the counts, with the tasks listed afresh (at every check of a long wait)."""
+        self._credit(self.clock.counts(members, listed=True))
+
+    def _credit(self, counts: dict[tuple[int, int], int]) -> None:
+        lasted = time.monotonic() - self.started
+        known = {task for task, _ in self._start}
+        # A task known at the start under another image: its process called execve since (not believed); a task
+        # not known then was born since, and all its counts are its own.
+        grown = [(total - self._start.get(key, 0)) / 1e9 for key, total in counts.items()
+                 if key in self._start or key[0] not in known]
+        most = max((g for g in grown if 0 <= g <= lasted + SKEW_SECONDS), default=0.0)
+        self.awake = 0.0 if self.clock.lowered else min(lasted, most)
+
+    def asleep(self, cpu_used: float, members: Iterable[int] | None = None, until: float | None = None) -> float:
+        """Seconds from the start to ``until`` (now if None) the box spent asleep: the wall-clock time beyond its CPU
+        time and the grader's own waits for a core, and beyond the time the counts show it awake. ``members``: read
+        the counts once more first (at the exchange's end)."""
+        end = time.monotonic() if until is None else until
+        wall = end - self.started
+        spare = wall - cpu_used - (own_run_delay() - self._delayed)
+        if members is not None and spare > self.READ_PAST:
+            self._credit(self.clock.counts(members))
+        return max(0.0, min(spare, wall - self.awake))

@@ -12,8 +12,10 @@ before the look reached it (almost none of their sleep charged).
 
 Only the box's most awake task counts, never a sum: a file's own threads competing for one core each wait while the
 others run, and their waits added up pass the wall clock (a red team hid sleep behind its threads' run delays so).
-A task whose counts grew by more than the exchange lasted (a thread that calls execve takes over its process's
-first task, counts and all) is not believed. A task that lowered its priority (os.nice, SCHED_IDLE or SCHED_BATCH, its
+A thread that calls execve takes over its process's first task, counts and all: a task whose process's image
+changed (its start of stack, placed at random by each execve; the seccomp filter refuses turning that off), whose
+counts grew by more than the exchange lasted, or whose run grew by more than its whole process's CPU time is not
+believed. A task that lowered its priority (os.nice, SCHED_IDLE or SCHED_BATCH, its
 session's autogroup made nicer) could wait ready to run for as long as it likes at a sliver of a core: once one is
 seen, the box gets no credit at all (the seccomp filter refuses the system calls, so none is undone; a write to
 /proc/self/autogroup cannot be refused, but cannot be undone either).
@@ -150,6 +152,23 @@ def own_run_delay() -> float:
         return 0.0
 
 
+def _cpu_ns(pid: int) -> int:
+    """The CPU time of process ``pid`` (all its threads, living and ended) in nanoseconds; 0 if unreadable."""
+    try:
+        return time.clock_gettime_ns((~pid << 3) | 2)  # Linux's CPU clock of a whole process: CPUCLOCK_SCHED
+    except (OSError, OverflowError):
+        return 0
+
+
+@dataclass(frozen=True)
+class Counts:
+    """One reading: by (task id, its process's image: _image), nanoseconds run, waited ready to run, and the process
+    id; by process id, its CPU time."""
+
+    tasks: dict[tuple[int, int], tuple[int, int, int]]
+    cpu: dict[int, int]
+
+
 class AwakeClock:
     """Reads one box's tasks' counts of time run and waited ready to run (kept files: a tenth of the cost of opening
     them), and remembers whether one was seen at a lowered priority (no credit from then on)."""
@@ -160,10 +179,9 @@ class AwakeClock:
         self._tasks: dict[int, int] = {}  # the tasks read (their process), as listed last
         self.lowered = False
 
-    def counts(self, members: Iterable[int], listed: bool = False) -> dict[tuple[int, int], int]:
-        """Nanoseconds each task ran and waited ready to run, by task id and its process's image (_image: a task's
-        counts are compared only within one image). ``listed``: list the members' tasks afresh and look at their
-        priorities (else the tasks listed last are read: a few microseconds)."""
+    def counts(self, members: Iterable[int], listed: bool = False) -> Counts:
+        """Each task's counts and each process's CPU time now. ``listed``: list the members' tasks afresh and look at
+        their priorities (else the tasks listed last are read: a few microseconds)."""
         if listed or not self._tasks:
             members = list(members)
             self.lowered = self.lowered or lowered(members, self.priority)
@@ -175,22 +193,26 @@ class AwakeClock:
                     continue
                 for name in names[:max(0, TASKS_READ - len(self._tasks))]:
                     self._tasks[int(name)] = pid
-        images = {pid: _image(pid) for pid in set(self._tasks.values())}
-        counts = {task: total for task, pid in self._tasks.items()
-                  if images[pid] and (total := self._schedstat(pid, task)) is not None}
-        for gone in set(self._files) - set(counts):
+        pids = set(self._tasks.values())
+        images, cpu = {pid: _image(pid) for pid in pids}, {pid: _cpu_ns(pid) for pid in pids}
+        tasks = {}
+        for task, pid in self._tasks.items():
+            found = self._schedstat(pid, task) if images[pid] else None
+            if found is not None:
+                tasks[task, images[pid]] = (*found, pid)
+        for gone in set(self._files) - {task for task, _ in tasks}:
             os.close(self._files.pop(gone))
-        return {(task, images[pid]): total for task, total in counts.items() if (pid := self._tasks[task])}
+        return Counts(tasks, cpu)
 
-    def _schedstat(self, pid: int, task: int) -> int | None:
-        """Nanoseconds task ``task`` of ``pid`` ran and waited ready to run; None if it is gone."""
+    def _schedstat(self, pid: int, task: int) -> tuple[int, int] | None:
+        """Nanoseconds task ``task`` of ``pid`` ran, and waited ready to run; None if it is gone."""
         for _ in range(2):  # a kept file of a task that ended (its id taken since) fails to read: opened again
             fd = self._files.get(task)
             try:
                 if fd is None:
                     fd = self._files[task] = os.open(f"/proc/{pid}/task/{task}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
                 ran, waited = os.pread(fd, 200, 0).split()[:2]
-                return int(ran) + int(waited)
+                return int(ran), int(waited)
             except (OSError, ValueError):
                 if task in self._files:
                     os.close(self._files.pop(task))
@@ -223,14 +245,21 @@ class Watch:
         """Read the counts, with the tasks listed afresh (at every check of a long wait)."""
         self._credit(self.clock.counts(members, listed=True))
 
-    def _credit(self, counts: dict[tuple[int, int], int]) -> None:
+    def _credit(self, now: Counts) -> None:
         lasted = time.monotonic() - self.started
-        known = {task for task, _ in self._start}
-        # A task known at the start under another image: its process called execve since (not believed); a task
-        # not known then was born since, and all its counts are its own.
-        grown = [(total - self._start.get(key, 0)) / 1e9 for key, total in counts.items()
-                 if key in self._start or key[0] not in known]
-        most = max((g for g in grown if 0 <= g <= lasted + SKEW_SECONDS), default=0.0)
+        known = {task for task, _ in self._start.tasks}
+        most = 0.0
+        for key, (ran, waited, pid) in now.tasks.items():
+            # A task known at the start under another image: its process called execve since (not believed); a task
+            # not known then was born since, and all its counts are its own.
+            if key not in self._start.tasks and key[0] in known:
+                continue
+            ran_then, waited_then, _ = self._start.tasks.get(key, (0, 0, pid))
+            ran_more, grown = (ran - ran_then) / 1e9, (ran + waited - ran_then - waited_then) / 1e9
+            # Its run cannot pass what its whole process ran (its CPU clock, which no execve resets).
+            process_ran = (now.cpu.get(pid, 0) - self._start.cpu.get(pid, 0)) / 1e9
+            if 0 <= grown <= lasted + SKEW_SECONDS and ran_more <= process_ran + SKEW_SECONDS:
+                most = max(most, grown)
         self.awake = 0.0 if self.clock.lowered else min(lasted, most)
 
     def asleep(self, cpu_used: float, members: Iterable[int] | None = None, until: float | None = None) -> float:

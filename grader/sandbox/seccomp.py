@@ -10,7 +10,7 @@ ways to hide CPU time from the box's meter: setting SIGCHLD's disposition, new n
 for a process to continue one stopped while its box waits for its next call (program()); and changing a task's
 priority, which could let it wait ready to run at a sliver of a core and get credit for it (grader.sandbox.asleep:
 a box seen at a lowered priority gets none, and a priority lowered by these calls could be raised again between
-two looks).
+two looks), or turning off the random placement of a new program (personality: it tells an execve by its stack).
 
 bubblewrap loads the program (``--seccomp FD``); :func:`program` builds it as classic BPF, for the machine's own
 architecture only (x86_64, aarch64): a system call of any other ABI (int 0x80 on x86_64) fails too, so that no
@@ -50,7 +50,7 @@ class Abi:
     arch: int  # its audit architecture
     #: Refused outright: flock, inotify_init, inotify_init1, fanotify_init, fanotify_mark, add_key, request_key,
     #: keyctl, unshare, setns; ptrace, setpgid, setsid, timer_create, mq_notify; setpriority, sched_setparam,
-    #: sched_setscheduler, sched_setattr.
+    #: sched_setscheduler, sched_setattr, personality.
     refused: tuple[int, ...]
     absent: tuple[int, ...]  # said not to exist: clone3, io_uring_setup, io_uring_enter, io_uring_register
     clone: int
@@ -69,10 +69,10 @@ def _checked(fcntl: int, kill: int, tkill: int, tgkill: int, sigqueue: int, tgsi
 
 _ABIS = {
     "x86_64": Abi(0xC000003E, (73, 253, 294, 300, 301, 248, 249, 250, 272, 308, 101, 109, 112, 222, 244,
-                              141, 142, 144, 314),
+                              141, 142, 144, 314, 135),
                   (435, 425, 426, 427), 56, 13, _checked(72, 62, 200, 234, 129, 297, 157)),
     "aarch64": Abi(0xC00000B7, (32, 26, 262, 263, 217, 218, 219, 97, 268, 117, 154, 157, 107, 184,
-                               140, 118, 119, 274),
+                               140, 118, 119, 274, 92),
                    (435, 425, 426, 427), 220, 134, _checked(25, 129, 130, 131, 138, 240, 167)),
 }
 

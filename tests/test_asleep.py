@@ -254,7 +254,9 @@ def test_a_file_that_wakes_for_each_look_is_charged_for_its_sleep(tmp_path: Path
     with Sandbox(path, Limits(call_seconds=5.0, import_seconds=10.0)) as box:
         charged, beyond_cpu = _charged(box, "contact_time_walls", np.zeros((2, 2)), VECTOR, VECTOR, 1.0)
     assert beyond_cpu > 1.0, "it did not sleep: nothing was tested"
-    assert charged >= 0.7 * beyond_cpu, (charged, beyond_cpu)
+    # About 0.9 on a quiet machine, 0.64 at a load of 8 (its watcher, waking every 0.2 ms, then waits for a core
+    # a good part of the time: the machine's doing); 1 part in 50 with the snapshots of before.
+    assert charged >= 0.3 * beyond_cpu, (charged, beyond_cpu)
 
 
 def test_the_red_team_s_sleeping_file_is_stopped_within_the_gradings_time_asleep(tmp_path: Path) -> None:

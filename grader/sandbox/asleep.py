@@ -26,8 +26,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from grader.sandbox.procfs import cpu_clock_ns, stat_fields, task_fields
 
 #: Tasks (threads) one reading covers at most: an honest file has a handful; a box of thousands would make every
 #: reading cost the grader milliseconds. Those past them are not read (and give no credit).
@@ -35,23 +37,6 @@ TASKS_READ = 64
 #: How far a task's counts may pass the time they were counted over (the tasks are read one after the other, and the
 #: kernel adds a running task's time at its ticks).
 SKEW_SECONDS = 0.005
-
-
-def task_fields(pid: int) -> Iterator[list[bytes]]:
-    """The /proc/PID/task/TID/stat fields of each living thread of ``pid``, from its state on (index 0; the
-    command name before them may hold spaces and parentheses, so they start after the last ')'); none if it is
-    gone."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue  # the thread ended
-        yield data[data.rindex(b")") + 2:].split()
 
 
 #: Indexes in task_fields of the nice value and the scheduling policy (proc(5)'s fields 19 and 41).
@@ -91,7 +76,7 @@ def _image(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
-        return int(data[data.rindex(b")") + 2:].split()[25])
+        return int(stat_fields(data)[25])
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -152,14 +137,6 @@ def own_run_delay() -> float:
         return 0.0
 
 
-def _cpu_ns(pid: int) -> int:
-    """The CPU time of process ``pid`` (all its threads, living and ended) in nanoseconds; 0 if unreadable."""
-    try:
-        return time.clock_gettime_ns((~pid << 3) | 2)  # Linux's CPU clock of a whole process: CPUCLOCK_SCHED
-    except (OSError, OverflowError):
-        return 0
-
-
 @dataclass(frozen=True)
 class Counts:
     """One reading: by (task id, its process's image: _image), nanoseconds run, waited ready to run, and the process
@@ -194,7 +171,7 @@ class AwakeClock:
                 for name in names[:max(0, TASKS_READ - len(self._tasks))]:
                     self._tasks[int(name)] = pid
         pids = set(self._tasks.values())
-        images, cpu = {pid: _image(pid) for pid in pids}, {pid: _cpu_ns(pid) for pid in pids}
+        images, cpu = {pid: _image(pid) for pid in pids}, {pid: cpu_clock_ns(pid) or 0 for pid in pids}
         tasks = {}
         for task, pid in self._tasks.items():
             found = self._schedstat(pid, task) if images[pid] else None

@@ -17,6 +17,7 @@ import threading
 import time
 
 from grader.sandbox import asleep
+from grader.sandbox.procfs import cpu_clock_ns, stat_fields, task_fields
 
 #: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
 REFRESH_SECONDS = 0.05
@@ -65,19 +66,9 @@ def _stat(pid: str) -> tuple[int, int, int] | None:
 def _fields(data: bytes) -> tuple[int, int, int] | None:
     """(parent pid, CPU ticks of the process, of its reaped children) of a /proc/PID/stat text; None if not one."""
     try:
-        # The command name may hold spaces and parentheses: the fields start after the last ')'.
-        fields = data[data.rindex(b")") + 2:].split()
+        fields = stat_fields(data)
         return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
     except (ValueError, IndexError):
-        return None
-
-
-def _clock_ns(pid: int) -> int | None:
-    """The CPU time of process ``pid`` (all its threads, living and ended) in nanoseconds; None if unreadable."""
-    try:
-        # Linux encodes the CPU clock of process pid as ~pid << 3 | 2 (CPUCLOCK_SCHED, whole process).
-        return time.clock_gettime_ns((~pid << 3) | 2)
-    except (OSError, OverflowError):
         return None
 
 
@@ -131,8 +122,8 @@ class ProcessTree:
         self._stat_files: dict[int, int] = {}
         self._refreshed = -REFRESH_SECONDS
         self._stopping: set[int] = set()  # the members sent SIGSTOP since the last thaw
-        #: The priority the box starts with, read before the file runs: its tasks are ready to run only at it
-        #: (asleep.ready). Where the root is gone already, the grader's own, which its processes inherit.
+        #: The priority the box starts with, read before the file runs: its tasks' waits for a core count as awake
+        #: only at it (asleep.lowered). Where the root is gone already, the grader's own, which its processes inherit.
         self.priority = asleep.Priority.of(root) or asleep.Priority(os.getpriority(os.PRIO_PROCESS, 0),
                                                                     os.sched_getscheduler(0) & ~os.SCHED_RESET_ON_FORK)
 
@@ -174,7 +165,7 @@ class ProcessTree:
         for pid in list(self.members):
             # The clock is read first: a stat read that succeeds after it proves the pid still named the member
             # (a reaped member's kept file fails to read, whoever has its pid now).
-            clock = _clock_ns(pid)
+            clock = cpu_clock_ns(pid)
             found = self._read_stat(pid)
             if found is None:
                 self.members.discard(pid)
@@ -240,7 +231,7 @@ class ProcessTree:
         """Whether no task of ``pid`` runs code (each thread's state: a process whose first thread ended shows that
         thread's state, whatever the others do); a process that is gone runs none. ``stopping``: it was sent
         SIGSTOP, so a task in uninterruptible sleep will stop before it runs code again."""
-        for fields in asleep.task_fields(pid):
+        for fields in task_fields(pid):
             state = fields[0][0]  # the state's letter (an int)
             if state not in _FROZEN_STATES and not (stopping and state == _SLEEP_UNINTERRUPTIBLE):
                 return False

@@ -98,7 +98,8 @@ def _awake(tree: ProcessTree, seconds: float) -> float:
     """Seconds the counts show the process awake over ``seconds`` of waiting."""
     clock = asleep.AwakeClock(tree.priority)
     tree.refresh(at_once=True)
-    watch = asleep.Watch(clock, tree.members)
+    clock.last = clock.counts(tree.members)  # where the counts start
+    watch = asleep.Watch(clock)
     time.sleep(seconds)
     watch.look(tree.members)
     clock.close()
@@ -138,7 +139,8 @@ def test_a_task_whose_process_called_execve_is_not_believed(images: str, monkeyp
         assert process.stdout.readline() == "spun\n"  # the thread spun 0.3 s, and waits for a line
         clock = asleep.AwakeClock(tree.priority)
         tree.refresh(at_once=True)
-        watch = asleep.Watch(clock, tree.members)  # the first task's counts: about 0
+        clock.last = clock.counts(tree.members)  # the first task's counts: about 0
+        watch = asleep.Watch(clock)
         process.stdin.write("\n")
         process.stdin.flush()
         time.sleep(0.4)  # the execve, and the new image asleep

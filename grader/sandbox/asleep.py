@@ -68,16 +68,14 @@ def _autogroup_nice(pid: int) -> int:
         return 0
 
 
-def _image(pid: int) -> int:
-    """Where the stack of ``pid``'s program began (proc(5)'s startstack), placed at random by each execve: a task whose
-    thread called execve took over its process's first task, counts and all (the first red team's trick, repeated
-    across processes, would credit the same waits many times). 0 if unreadable (a process that made itself not
-    dumpable, or is gone): its tasks get no credit."""
+def _image(data: bytes) -> int:
+    """Where the stack of a process's program began (proc(5)'s startstack, in its /proc/PID/stat text ``data``),
+    placed at random by each execve: a task whose thread called execve took over its process's first task, counts
+    and all (the first red team's trick, repeated across processes, would credit the same waits many times). 0 if
+    unreadable (a process that made itself not dumpable): its tasks get no credit."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
         return int(stat_fields(data)[25])
-    except (OSError, ValueError, IndexError):
+    except (ValueError, IndexError):
         return 0
 
 
@@ -148,13 +146,19 @@ class Counts:
 
 class AwakeClock:
     """Reads one box's tasks' counts of time run and waited ready to run (kept files: a tenth of the cost of opening
-    them), and remembers whether one was seen at a lowered priority (no credit from then on)."""
+    them), keeps the last reading, and remembers whether a task was seen at a lowered priority (no credit from then
+    on)."""
 
     def __init__(self, priority: Priority) -> None:
         self.priority = priority
-        self._files: dict[int, int] = {}  # each task's schedstat, kept open
+        self._files: dict[tuple[int, str], int] = {}  # /proc/PID/NAME by (PID, NAME), kept open
         self._tasks: dict[int, int] = {}  # the tasks read (their process), as listed last
         self.lowered = False
+        #: The last reading, and the seconds since it in which the box may have been awake without a reading to show
+        #: it (exchanges that ended without one, and CPU time it used between exchanges): a reading's growth since
+        #: the last is credited to the exchange it ends only past them.
+        self.last: Counts | None = None
+        self.unread = 0.0
 
     def counts(self, members: Iterable[int], listed: bool = False) -> Counts:
         """Each task's counts and each process's CPU time now. ``listed``: list the members' tasks afresh and look at
@@ -171,29 +175,39 @@ class AwakeClock:
                 for name in names[:max(0, TASKS_READ - len(self._tasks))]:
                     self._tasks[int(name)] = pid
         pids = set(self._tasks.values())
-        images, cpu = {pid: _image(pid) for pid in pids}, {pid: cpu_clock_ns(pid) or 0 for pid in pids}
+        images, cpu = {pid: _image(self._read_file(pid, "stat")) for pid in pids}, {pid: cpu_clock_ns(pid) or 0
+                                                                                     for pid in pids}
         tasks = {}
         for task, pid in self._tasks.items():
             found = self._schedstat(pid, task) if images[pid] else None
             if found is not None:
                 tasks[task, images[pid]] = (*found, pid)
-        for gone in set(self._files) - {task for task, _ in tasks}:
+        read = {(pid, "stat") for pid in pids} | {(pid, f"task/{task}/schedstat") for task, pid in self._tasks.items()}
+        for gone in set(self._files) - read:
             os.close(self._files.pop(gone))
         return Counts(tasks, cpu)
 
     def _schedstat(self, pid: int, task: int) -> tuple[int, int] | None:
         """Nanoseconds task ``task`` of ``pid`` ran, and waited ready to run; None if it is gone."""
+        try:
+            ran, waited = self._read_file(pid, f"task/{task}/schedstat").split()[:2]
+            return int(ran), int(waited)
+        except ValueError:
+            return None
+
+    def _read_file(self, pid: int, name: str) -> bytes:
+        """/proc/PID/NAME, through a file kept open (b"" if it is gone)."""
+        key = (pid, name)
         for _ in range(2):  # a kept file of a task that ended (its id taken since) fails to read: opened again
-            fd = self._files.get(task)
+            fd = self._files.get(key)
             try:
                 if fd is None:
-                    fd = self._files[task] = os.open(f"/proc/{pid}/task/{task}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-                ran, waited = os.pread(fd, 200, 0).split()[:2]
-                return int(ran), int(waited)
-            except (OSError, ValueError):
-                if task in self._files:
-                    os.close(self._files.pop(task))
-        return None
+                    fd = self._files[key] = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
+                return os.pread(fd, 4096, 0)
+            except OSError:
+                if key in self._files:
+                    os.close(self._files.pop(key))
+        return b""
 
     def close(self) -> None:
         for fd in self._files.values():
@@ -204,48 +218,61 @@ class AwakeClock:
 class Watch:
     """One exchange with a box: the seconds of it the box spent asleep.
 
-    The box was awake at least as long as the task whose counts grew most since the exchange began (the kernel adds
-    a wait for a core to a task's count only once the task runs: over a whole exchange, whose tasks start asleep
-    and end having answered, the counts are whole). A task whose counts grew by more than the exchange lasted is not
-    believed (a thread that calls execve takes over its process's first task, counts and all)."""
+    The box was awake at least as long as the task whose counts grew most (the kernel adds a wait for a core to a
+    task's count only once the task runs: over a whole exchange, whose tasks start asleep and end having answered,
+    the counts are whole). The counts are read only where it matters, at the exchange's checks and at its end when
+    more than READ_PAST is at stake, and compared with the box's last reading, less the time since that reading in
+    which the box may have been awake unread (AwakeClock.unread): no reading at the start of every exchange (some 30
+    microseconds each, two thousand exchanges a grading)."""
 
     #: An exchange whose time beyond its CPU time is under this is charged it without a reading (most of a correct
-    #: file's calls: the grader spares a reading's few microseconds, the file is charged under a millisecond).
+    #: file's calls: the grader spares a reading, the file is charged under a millisecond).
     READ_PAST = 0.001
 
-    def __init__(self, clock: AwakeClock, members: Iterable[int]) -> None:
+    def __init__(self, clock: AwakeClock, between: float = 0.0) -> None:
+        """``between``: CPU seconds the box used since the last exchange ended."""
         self.clock, self.started, self._delayed = clock, time.monotonic(), own_run_delay()
-        self._start = clock.counts(members)
+        clock.unread += between
+        self._since, self._unread = clock.last, clock.unread
         self.awake = 0.0
+        self._read = False
 
     def look(self, members: Iterable[int]) -> None:
         """Read the counts, with the tasks listed afresh (at every check of a long wait)."""
         self._credit(self.clock.counts(members, listed=True))
 
     def _credit(self, now: Counts) -> None:
+        self._read = True
+        self.clock.last, self.clock.unread = now, 0.0
         lasted = time.monotonic() - self.started
-        known = {task for task, _ in self._start.tasks}
+        if self._since is None or self.clock.lowered:
+            return
+        then = self._since
+        known = {task for task, _ in then.tasks}
         most = 0.0
         for key, (ran, waited, pid) in now.tasks.items():
-            # A task known at the start under another image: its process called execve since (not believed); a task
-            # not known then was born since, and all its counts are its own.
-            if key not in self._start.tasks and key[0] in known:
+            # A task known then under another image: its process called execve since (not believed); a task not
+            # known then was born since, and all its counts are its own.
+            if key not in then.tasks and key[0] in known:
                 continue
-            ran_then, waited_then, _ = self._start.tasks.get(key, (0, 0, pid))
+            ran_then, waited_then, _ = then.tasks.get(key, (0, 0, pid))
             ran_more, grown = (ran - ran_then) / 1e9, (ran + waited - ran_then - waited_then) / 1e9
             # Its run cannot pass what its whole process ran (its CPU clock, which no execve resets).
-            process_ran = (now.cpu.get(pid, 0) - self._start.cpu.get(pid, 0)) / 1e9
-            if 0 <= grown <= lasted + SKEW_SECONDS and ran_more <= process_ran + SKEW_SECONDS:
-                most = max(most, grown)
-        self.awake = 0.0 if self.clock.lowered else min(lasted, most)
+            process_ran = (now.cpu.get(pid, 0) - then.cpu.get(pid, 0)) / 1e9
+            if 0 <= grown - self._unread <= lasted + SKEW_SECONDS and ran_more <= process_ran + SKEW_SECONDS:
+                most = max(most, grown - self._unread)
+        self.awake = min(lasted, most)
 
     def asleep(self, cpu_used: float, members: Iterable[int] | None = None, until: float | None = None) -> float:
         """Seconds from the start to ``until`` (now if None) the box spent asleep: the wall-clock time beyond its CPU
-        time and the grader's own waits for a core, and beyond the time the counts show it awake. ``members``: read
-        the counts once more first (at the exchange's end)."""
+        time and the grader's own waits for a core, and beyond the time the counts show it awake. ``members``: the
+        exchange ended; read the counts once more if more than READ_PAST is at stake."""
         end = time.monotonic() if until is None else until
         wall = end - self.started
         spare = wall - cpu_used - (own_run_delay() - self._delayed)
-        if members is not None and spare > self.READ_PAST:
-            self._credit(self.clock.counts(members))
+        if members is not None:
+            if spare > self.READ_PAST:
+                self._credit(self.clock.counts(members))
+            elif not self._read:  # unread: it may have been awake all along, as far as the next reading can tell
+                self.clock.unread += wall
         return max(0.0, min(spare, wall - self.awake))

@@ -155,13 +155,14 @@ class Channel:
 
         Raises CallTimeout, ChildDied or ProtocolViolation; never blocks past the budget.
         """
-        self.asleep = 0.0
+        self.asleep, between = 0.0, 0.0
         if self.frozen:
             self.frozen = False
             self._tree.thaw()
         else:  # what ran since the last exchange ended (charged to this one all the same)
-            self.between_exchanges += self.ran_since_exchange()
-        watch = self._watch = asleep.Watch(self._clock, self._tree.members)
+            between = self.ran_since_exchange()
+            self.between_exchanges += between
+        watch = self._watch = asleep.Watch(self._clock, between)
         started, charged = watch.started, None
         meter = CpuMeter(self._tree, self._cpu_ns)
         self.cpu_used, self._read_bytes, self._dropped = 0.0, 0, 0

@@ -261,6 +261,22 @@ def test_a_file_that_wakes_for_each_look_is_charged_for_its_sleep(tmp_path: Path
     assert charged >= 0.3 * beyond_cpu, (charged, beyond_cpu)
 
 
+def test_waits_hoarded_and_cashed_through_execve_are_charged(tmp_path: Path) -> None:
+    """tests/limit_samples/hoards_waits_for_execve.py (a third red team's) amassed waits in tasks the grader could not
+    tell the image of, and cashed one per call through an execve: 0.2 s charged of a call of 4 s. Its calls are
+    now charged as its control's, which sleeps the same without the execve."""
+    path = scaled_sample(tmp_path, Path(__file__).parent / "limit_samples" / "hoards_waits_for_execve.py",
+                         "AMASS = 4.0", "AMASS = 1.5")
+    with Sandbox(path, Limits(call_seconds=5.0, import_seconds=10.0)) as box:
+        charged, beyond_cpu = 0.0, 0.0
+        for _ in range(2):
+            one, beyond = _charged(box, "contact_time_walls", np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([0.5, 2.0]),
+                                   np.array([0.0, 1.0]), 0.1)
+            charged, beyond_cpu = charged + one, beyond_cpu + beyond
+    assert beyond_cpu > 2.0, "it held no call: nothing was tested"
+    assert charged >= 0.6 * beyond_cpu, (charged, beyond_cpu)
+
+
 def test_the_red_team_s_sleeping_file_is_stopped_within_the_gradings_time_asleep(tmp_path: Path) -> None:
     """tests/limit_samples/sleeps_nine_parts_in_ten.py computes one part in ten and sleeps the rest in each call
     (never idle for the detector). With ten seconds of waiting allowed per CPU second it would have stretched a

@@ -23,6 +23,7 @@ seen, the box gets no credit at all (the seccomp filter refuses the system calls
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 
 from grader.sandbox.procfs import cpu_clock_ns, stat_fields, task_fields
 
+_TICKS = os.sysconf("SC_CLK_TCK")
 #: Tasks (threads) one reading covers at most: an honest file has a handful; a box of thousands would make every
 #: reading cost the grader milliseconds. Those past them are not read (and give no credit).
 TASKS_READ = 64
@@ -142,6 +144,10 @@ class Counts:
 
     tasks: dict[tuple[int, int], tuple[int, int, int]]
     cpu: dict[int, int]
+    #: Every task listed, whatever its image (0 included), and when the reading was taken (CLOCK_BOOTTIME, as the
+    #: tasks' start times are counted): a task seen then, or begun before, is never one "born since".
+    seen: frozenset[int] = frozenset()
+    taken: float = 0.0
 
 
 class AwakeClock:
@@ -182,10 +188,11 @@ class AwakeClock:
             found = self._schedstat(pid, task) if images[pid] else None
             if found is not None:
                 tasks[task, images[pid]] = (*found, pid)
-        read = {(pid, "stat") for pid in pids} | {(pid, f"task/{task}/schedstat") for task, pid in self._tasks.items()}
+        read = ({(pid, "stat") for pid in pids} | {(pid, f"task/{task}/schedstat") for task, pid in self._tasks.items()}
+                | {(pid, f"task/{task}/stat") for task, pid in self._tasks.items()})
         for gone in set(self._files) - read:
             os.close(self._files.pop(gone))
-        return Counts(tasks, cpu)
+        return Counts(tasks, cpu, frozenset(self._tasks), time.clock_gettime(time.CLOCK_BOOTTIME))
 
     def _schedstat(self, pid: int, task: int) -> tuple[int, int] | None:
         """Nanoseconds task ``task`` of ``pid`` ran, and waited ready to run; None if it is gone."""
@@ -194,6 +201,14 @@ class AwakeClock:
             return int(ran), int(waited)
         except ValueError:
             return None
+
+    def began(self, pid: int, task: int) -> float:
+        """When task ``task`` of ``pid`` began, in seconds of CLOCK_BOOTTIME (a thread that calls execve is handed its
+        process's first task's); infinity if it is gone."""
+        try:
+            return int(stat_fields(self._read_file(pid, f"task/{task}/stat"))[19]) / _TICKS
+        except (ValueError, IndexError):
+            return math.inf
 
     def _read_file(self, pid: int, name: str) -> bytes:
         """/proc/PID/NAME, through a file kept open (b"" if it is gone)."""
@@ -236,6 +251,7 @@ class Watch:
         self._since, self._unread = clock.last, clock.unread
         self.awake = 0.0
         self._read = False
+        self._first_seen: dict[tuple[int, int], tuple[int, int, int]] = {}  # older tasks first seen in this exchange
 
     def look(self, members: Iterable[int]) -> None:
         """Read the counts, with the tasks listed afresh (at every check of a long wait)."""
@@ -248,20 +264,25 @@ class Watch:
         if self._since is None or self.clock.lowered:
             return
         then = self._since
-        known = {task for task, _ in then.tasks}
+        known = then.seen | {task for task, _ in then.tasks}
         most = 0.0
         for key, (ran, waited, pid) in now.tasks.items():
-            # A task known then under another image: its process called execve since (not believed); a task not
-            # known then was born since, and all its counts are its own.
-            if key not in then.tasks and key[0] in known:
-                continue
-            ran_then, waited_then, _ = then.tasks.get(key, (0, 0, pid))
-            ran_more, grown = (ran - ran_then) / 1e9, (ran + waited - ran_then - waited_then) / 1e9
+            if key in then.tasks:
+                counted_from = then.tasks[key]
+            elif key[0] in known:
+                continue  # known then under another image (its process called execve since), or none (0: unread)
+            elif self.clock.began(pid, key[0]) >= then.taken - 1.0 / _TICKS:
+                counted_from = (0, 0, pid)  # born since: all its counts are its own
+            else:  # older, first seen now (an execve hands a thread its first task's start): from now on only
+                counted_from = self._first_seen.setdefault(key, (ran, waited, pid))
+            ran_more = (ran - counted_from[0]) / 1e9
+            grown = (ran + waited - counted_from[0] - counted_from[1]) / 1e9 - self._unread
             # Its run cannot pass what its whole process ran (its CPU clock, which no execve resets).
             process_ran = (now.cpu.get(pid, 0) - then.cpu.get(pid, 0)) / 1e9
-            if 0 <= grown - self._unread <= lasted + SKEW_SECONDS and ran_more <= process_ran + SKEW_SECONDS:
-                most = max(most, grown - self._unread)
-        self.awake = min(lasted, most)
+            if 0 <= grown <= lasted + SKEW_SECONDS and ran_more <= process_ran + SKEW_SECONDS:
+                most = max(most, grown)
+        # A worker that ended before this reading took its counts with it: what an earlier reading showed stands.
+        self.awake = max(self.awake, min(lasted, most))
 
     def asleep(self, cpu_used: float, members: Iterable[int] | None = None, until: float | None = None) -> float:
         """Seconds from the start to ``until`` (now if None) the box spent asleep: the wall-clock time beyond its CPU

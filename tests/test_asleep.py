@@ -27,6 +27,7 @@ from grader.sandbox.processes import ProcessTree
 from grader.spec.limits import Limits
 
 from .conftest import scaled_sample
+from .test_isolation import _seccomp_probe, needs_bwrap
 from .test_load import busy_machine
 
 
@@ -276,6 +277,39 @@ def test_waits_hoarded_and_cashed_through_execve_are_charged(tmp_path: Path) -> 
             charged, beyond_cpu = charged + one, beyond_cpu + beyond
     assert beyond_cpu > 2.0, "it held no call: nothing was tested"
     assert charged >= 0.6 * beyond_cpu, (charged, beyond_cpu)
+
+
+#: Each way a box's task could change what the grader reads of it: its priority, its address randomisation, its start of
+#: stack (PR_SET_MM_MAP_SIZE only asks a size: no capability needed, as for PR_SET_MM_MAP, which sets it).
+PRIORITY_AND_IMAGE = """
+import ctypes, errno, os
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+def _refused(call):
+    try:
+        return call() == -1 and ctypes.get_errno() == errno.EPERM
+    except PermissionError:
+        return True
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    size = ctypes.c_uint(0)
+    tries = [lambda: os.setpriority(os.PRIO_PROCESS, 0, 5), lambda: os.nice(1),
+             lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)),
+             lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0)),
+             lambda: libc.personality(0x0040000), lambda: libc.prctl(35, 15, ctypes.byref(size), 0, 0)]
+    return float(sum(1 << k for k, call in enumerate(tries) if _refused(call)))
+"""
+
+
+@needs_bwrap
+def test_a_box_can_change_neither_its_priority_nor_what_tells_an_execve(tmp_path: Path) -> None:
+    """A fourth red team's file set its start of stack back after each execve (prctl PR_SET_MM_MAP, open to any
+    process) and cashed hoarded waits again: 0.29 s charged of 6.3-s calls. The seccomp filter refuses it, and the
+    calls that lower a task's priority or turn address randomisation off."""
+    bits = _seccomp_probe(tmp_path, PRIORITY_AND_IMAGE)
+    names = ["setpriority", "nice", "SCHED_IDLE", "SCHED_BATCH", "personality", "PR_SET_MM"]
+    assert [name for k, name in enumerate(names) if not bits >> k & 1] == []
 
 
 def test_the_red_team_s_sleeping_file_is_stopped_within_the_gradings_time_asleep(tmp_path: Path) -> None:

@@ -250,7 +250,7 @@ class Watch:
         clock.unread += between
         self._since, self._unread = clock.last, clock.unread
         self.awake = 0.0
-        self._read = False
+        self._read_at = self.started  # the last reading made in this exchange (none yet: its start)
         self._first_seen: dict[tuple[int, int], tuple[int, int, int]] = {}  # older tasks first seen in this exchange
 
     def look(self, members: Iterable[int]) -> None:
@@ -258,7 +258,7 @@ class Watch:
         self._credit(self.clock.counts(members, listed=True))
 
     def _credit(self, now: Counts) -> None:
-        self._read = True
+        self._read_at = time.monotonic()
         self.clock.last, self.clock.unread = now, 0.0
         lasted = time.monotonic() - self.started
         if self._since is None or self.clock.lowered:
@@ -294,6 +294,6 @@ class Watch:
         if members is not None:
             if spare > self.READ_PAST:
                 self._credit(self.clock.counts(members))
-            elif not self._read:  # unread: it may have been awake all along, as far as the next reading can tell
-                self.clock.unread += wall
+            else:  # unread since its start or its last check: it may have been awake all along, for the next reading
+                self.clock.unread += end - self._read_at
         return max(0.0, min(spare, wall - self.awake))

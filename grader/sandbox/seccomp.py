@@ -39,8 +39,10 @@ _X32_BIT = 0x40000000
 
 #: fcntl commands refused: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_NOTIFY, F_SETSIG.
 FCNTL_COMMANDS = (5, 6, 7, 36, 37, 38, 1026, 10)
-#: prctl's PR_SET_PDEATHSIG.
-_PR_SET_PDEATHSIG = 1
+#: prctl's PR_SET_PDEATHSIG; PR_SET_MM, open to any process with PR_SET_MM_MAP (for checkpoint restore), which
+#: rewrites the start of stack by which grader.sandbox.asleep tells an execve (a red team's file set it back after
+#: each execve and cashed hoarded waits: 0.29 s charged of 6.3-s calls).
+_PR_SET_PDEATHSIG, _PR_SET_MM = 1, 35
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Abi:
     clone: int
     rt_sigaction: int
     #: (call, argument, values refused): fcntl's commands; SIGCONT sent by kill, tkill, tgkill, rt_sigqueueinfo,
-    #: rt_tgsigqueueinfo, pidfd_send_signal; prctl's PR_SET_PDEATHSIG.
+    #: rt_tgsigqueueinfo, pidfd_send_signal; prctl's PR_SET_PDEATHSIG and PR_SET_MM.
     checked: tuple[tuple[int, int, tuple[int, ...]], ...]
 
 
@@ -64,7 +66,7 @@ def _checked(fcntl: int, kill: int, tkill: int, tgkill: int, sigqueue: int, tgsi
              prctl: int) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
     return ((fcntl, 1, FCNTL_COMMANDS), (kill, 1, (SIGCONT,)), (tkill, 1, (SIGCONT,)), (tgkill, 2, (SIGCONT,)),
             (sigqueue, 1, (SIGCONT,)), (tgsigqueue, 2, (SIGCONT,)), (424, 1, (SIGCONT,)),
-            (prctl, 0, (_PR_SET_PDEATHSIG,)))
+            (prctl, 0, (_PR_SET_PDEATHSIG, _PR_SET_MM)))
 
 
 _ABIS = {

@@ -92,7 +92,10 @@ def test_a_task_is_seen_at_a_lowered_priority_against_the_one_its_box_started_wi
         pytest.skip("this kernel does not share CPU time out by autogroups")
     with _started(setup, "while True: pass", niced) as (_, tree):
         tree.refresh(at_once=True)
-        assert asleep.lowered(tree.members, tree.priority) == expected
+        clock = asleep.AwakeClock(tree.priority)
+        clock.counts(tree.members, listed=True)
+        clock.close()
+        assert clock.lowered == expected
 
 
 def _awake(tree: ProcessTree, seconds: float) -> float:

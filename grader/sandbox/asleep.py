@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from grader.sandbox.procfs import cpu_clock_ns, stat_fields, task_fields
+from grader.sandbox.procfs import cpu_clock_ns, stat_fields, task_fields, task_ids
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 #: Tasks (threads) one reading covers at most: an honest file has a handful; a box of thousands would make every
@@ -79,22 +79,6 @@ def _image(data: bytes) -> int:
         return int(stat_fields(data)[25])
     except (ValueError, IndexError):
         return 0
-
-
-def lowered(members: Iterable[int], priority: Priority) -> bool:
-    """Whether some task of the processes ``members`` runs below ``priority`` (the box's at its start), or its
-    session's autogroup was made nicer; at most TASKS_READ tasks are read."""
-    looked = 0
-    for pid in members:
-        if _autogroup_nice(pid) > 0:
-            return True
-        for fields in task_fields(pid):
-            if int(fields[_NICE]) > priority.nice or int(fields[_POLICY]) != priority.policy:
-                return True
-            looked += 1
-            if looked >= TASKS_READ:
-                return False
-    return False
 
 
 class _Schedstat:
@@ -167,19 +151,14 @@ class AwakeClock:
         self.unread = 0.0
 
     def counts(self, members: Iterable[int], listed: bool = False) -> Counts:
-        """Each task's counts and each process's CPU time now. ``listed``: list the members' tasks afresh and look at
-        their priorities (else the tasks listed last are read: a few microseconds)."""
+        """Each task's counts and each process's CPU time now. ``listed``: list the members' tasks afresh (at most
+        TASKS_READ) and look at their priorities (else the tasks listed last are read: a few microseconds)."""
         if listed or not self._tasks:
-            members = list(members)
-            self.lowered = self.lowered or lowered(members, self.priority)
             self._tasks = {}
             for pid in members:
-                try:
-                    names = os.listdir(f"/proc/{pid}/task")
-                except OSError:
-                    continue
-                for name in names[:max(0, TASKS_READ - len(self._tasks))]:
-                    self._tasks[int(name)] = pid
+                for task in task_ids(pid)[:max(0, TASKS_READ - len(self._tasks))]:
+                    self._tasks[task] = pid
+            self.lowered = self.lowered or self._seen_lowered()
         pids = set(self._tasks.values())
         images, cpu = {pid: _image(self._read_file(pid, "stat")) for pid in pids}, {pid: cpu_clock_ns(pid) or 0
                                                                                      for pid in pids}
@@ -193,6 +172,21 @@ class AwakeClock:
         for gone in set(self._files) - read:
             os.close(self._files.pop(gone))
         return Counts(tasks, cpu, frozenset(self._tasks), time.clock_gettime(time.CLOCK_BOOTTIME))
+
+    def _seen_lowered(self) -> bool:
+        """Whether a task listed runs below the box's priority at its start, or its session's autogroup was made
+        nicer."""
+        for pid in set(self._tasks.values()):
+            if _autogroup_nice(pid) > 0:
+                return True
+        for task, pid in self._tasks.items():
+            try:
+                fields = stat_fields(self._read_file(pid, f"task/{task}/stat"))
+                if int(fields[_NICE]) > self.priority.nice or int(fields[_POLICY]) != self.priority.policy:
+                    return True
+            except (ValueError, IndexError):
+                continue  # the thread ended
+        return False
 
     def _schedstat(self, pid: int, task: int) -> tuple[int, int] | None:
         """Nanoseconds task ``task`` of ``pid`` ran, and waited ready to run; None if it is gone."""

@@ -17,7 +17,7 @@ import threading
 import time
 
 from grader.sandbox import asleep
-from grader.sandbox.procfs import cpu_clock_ns, stat_fields, task_fields
+from grader.sandbox.procfs import cpu_clock_ns, stat_fields, task_fields, task_files
 
 #: How often the process tree is searched for new processes (the CPU of the known ones is read at every wait).
 REFRESH_SECONDS = 0.05
@@ -84,15 +84,10 @@ def _children(pid: int) -> set[int]:
     skipped (a red team's file started and ended threads in a loop: once, that switched its tree to listing the
     whole of /proc at every refresh, for good)."""
     found: set[int] = set()
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
+    for listed in task_files(pid, "children"):
         try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
-                found.update(int(child) for child in f.read().split())
-        except (OSError, ValueError):
+            found.update(int(child) for child in listed.split())
+        except ValueError:
             continue
     return found
 
@@ -123,7 +118,7 @@ class ProcessTree:
         self._refreshed = -REFRESH_SECONDS
         self._stopping: set[int] = set()  # the members sent SIGSTOP since the last thaw
         #: The priority the box starts with, read before the file runs: its tasks' waits for a core count as awake
-        #: only at it (asleep.lowered). Where the root is gone already, the grader's own, which its processes inherit.
+        #: only at it (asleep.AwakeClock). Where the root is gone already, the grader's, which its processes inherit.
         self.priority = asleep.Priority.of(root) or asleep.Priority(os.getpriority(os.PRIO_PROCESS, 0),
                                                                     os.sched_getscheduler(0) & ~os.SCHED_RESET_ON_FORK)
 

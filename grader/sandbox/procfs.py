@@ -14,19 +14,27 @@ def stat_fields(data: bytes) -> list[bytes]:
     return data[data.rindex(b")") + 2:].split()
 
 
+def task_ids(pid: int) -> list[int]:
+    """The ids of the living threads (tasks) of ``pid``; none if it is gone."""
+    try:
+        return [int(task) for task in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        return []
+
+
+def task_files(pid: int, name: str) -> Iterator[bytes]:
+    """/proc/PID/task/TID/NAME of each living thread of ``pid``; a thread that ends meanwhile is skipped."""
+    for task in task_ids(pid):
+        try:
+            with open(f"/proc/{pid}/task/{task}/{name}", "rb") as f:
+                yield f.read()
+        except OSError:
+            continue
+
+
 def task_fields(pid: int) -> Iterator[list[bytes]]:
     """The /proc/PID/task/TID/stat fields (stat_fields) of each living thread of ``pid``; none if it is gone."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue  # the thread ended
-        yield stat_fields(data)
+    return (stat_fields(data) for data in task_files(pid, "stat"))
 
 
 def cpu_clock_ns(pid: int) -> int | None:

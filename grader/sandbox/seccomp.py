@@ -10,7 +10,8 @@ ways to hide CPU time from the box's meter: setting SIGCHLD's disposition, new n
 for a process to continue one stopped while its box waits for its next call (program()); and changing a task's
 priority, which could let it wait ready to run at a sliver of a core and get credit for it (grader.sandbox.asleep:
 a box seen at a lowered priority gets none, and a priority lowered by these calls could be raised again between
-two looks), or turning off the random placement of a new program (personality: it tells an execve by its stack).
+two readings), or what tells an execve (its start of stack: personality turns its random placement off, prctl's
+PR_SET_MM sets it back).
 
 bubblewrap loads the program (``--seccomp FD``); :func:`program` builds it as classic BPF, for the machine's own
 architecture only (x86_64, aarch64): a system call of any other ABI (int 0x80 on x86_64) fails too, so that no
@@ -82,7 +83,7 @@ _ABIS = {
 #: What a box's CPU count misses where the filter is not loaded (program() says why each is refused).
 UNFILTERED_CPU = ("CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count, "
                   "processes a box leaves running can resume themselves while it waits for its next call, and a task "
-                  "may lower its priority between two looks to hide sleep on a busy machine")
+                  "may lower its priority between two readings, or hide an execve, to hide sleep")
 
 #: A step: (code, k, where to jump if true, if false); a jump names a label placed later (None: the next step).
 _Step = tuple[int, int, "str | None", "str | None"]

@@ -91,7 +91,7 @@ class Limits:
     #: Wall-clock seconds the calls of one grading may spend asleep in all (sleeping, waiting for input, stopped:
     #: none of the file's processes computing or ready to), plus ASLEEP_PER_CPU_SECOND per CPU second they used. A
     #: correct file is charged a second or two in all, even beside four CPU-bound processes (only calls too short to
-    #: be looked at are charged their queueing); a file sleeping just under the idle detector in every call made one
+    #: be read are charged their queueing); a file sleeping just under the idle detector in every call made one
     #: grading last hours (a red-team review: 1 800 calls of 4.5 s). Past it, calls are stopped as timeouts.
     asleep_seconds: float = 30.0
     #: Use Linux namespaces where the machine permits (``--no-namespaces``: off).

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis
+import numpy as np
 import pytest
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
@@ -268,3 +269,38 @@ def test_the_stored_building_blocks_draw_what_fresh_ones_draw(condition: int):
     assert tried(stored) == tried(fresh)
     assert [d.label for d in (S.vectors(), S.radii)] == [fresh_vectors(S.COORD).label,
                                                          fresh_floats(S.MIN_RADIUS, S.MAX_RADIUS).label]
+
+
+#: Properties whose cases draw strategies inside other draws (composites with and without arguments, signs, filtered
+#: floats): grain pairs of every kind, walls of every kind, transformed and resited ones, a collision's masses.
+_NESTED_DRAWS = (("contact_time_grains", "no contact"), ("contact_time_grains", "symmetry and invariance"),
+                 ("contact_time_walls", "no contact"), ("contact_time_walls", "walls of any length and point order"),
+                 ("contact_solve_wall", "walls of any length and point order"), ("contact_solve_grains", "momentum"))
+
+
+@pytest.mark.parametrize("item, name", _NESTED_DRAWS)
+def test_strategies_stored_for_draws_inside_draws_try_what_fresh_ones_try(item: str, name: str,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    """strategies.stored and with_arguments keep what a draw inside a draw runs, instead of a fresh strategy each
+    time: the cases find tries, shrinking included, must be those that fresh strategies give."""
+    from grader.properties import strategies as S
+
+    (prop,) = [p for p in all_properties(True) if (p.item, p.name) == (item, name)]
+
+    def tried(condition: int) -> list[str]:
+        seen: list[str] = []
+
+        def fails(case: Any) -> bool:
+            seen.append(repr(case))
+            return len(seen) > 20 and zlib.crc32(seen[-1].encode()) % (3 + 4 * condition) == 0
+
+        found = hypothesis.find(prop.strategy, fails, settings=cases.hypothesis_settings(60))
+        return [*seen, repr(found)]
+
+    stored = [tried(condition) for condition in range(2)]
+    assert S.with_arguments(S._relative_velocity, np.array([1.0, 0.0]), toward=True) is not S.with_arguments(
+        S._relative_velocity, np.array([1.0, 0.0]), toward=True)
+    monkeypatch.setattr(S, "stored", lambda make: make())
+    monkeypatch.setattr(S, "with_arguments", lambda composite, *args, **kwargs: composite(*args, **kwargs))
+    monkeypatch.setattr(S, "signs", st.sampled_from([-1.0, 1.0]))
+    assert [tried(condition) for condition in range(2)] == stored

@@ -60,18 +60,18 @@ def check_grain_no_contact(caller: Caller, cases: tuple[GrainPair, GrainPair]) -
 @composite
 def similarities(draw):
     """(rotation matrix, shift, length scale, speed scale): a change of frame and units."""
-    return rotation(draw(S.angles)), draw(S.vectors()), draw(st.floats(0.2, 5.0)), draw(st.floats(0.2, 5.0))
+    return rotation(draw(S.angles)), draw(S.vectors()), draw(S.floats(0.2, 5.0)), draw(S.floats(0.2, 5.0))
 
 
 @composite
 def transformed_pairs(draw):
     """A colliding pair seen swapped, moved, turned and rescaled, with its answer."""
-    case = draw(S.colliding_pairs())
-    turn, shift, length, speed = draw(similarities())
+    case = draw(S.stored(S.colliding_pairs))
+    turn, shift, length, speed = draw(S.stored(similarities))
     x1, x2 = (turn @ x * length + shift for x in (case.x1, case.x2))
     v1, v2 = (turn @ v * speed for v in (case.v1, case.v2))
     R1, R2 = case.R1 * length, case.R2 * length
-    args = (x2, x1, v2, v1, R2, R1) if draw(st.booleans()) else (x1, x2, v1, v2, R1, R2)
+    args = (x2, x1, v2, v1, R2, R1) if draw(S.stored(st.booleans)) else (x1, x2, v1, v2, R1, R2)
     return args, case.expected * length / speed
 
 
@@ -105,22 +105,22 @@ def check_wall_no_contact(caller: Caller, cases: tuple[WallCase, WallCase]) -> N
 def resited(draw, wall: np.ndarray) -> np.ndarray:
     """The same wall line through two other points: any distance apart, either order."""
     u = wall_tangent(wall)
-    a = draw(st.floats(-30.0, 30.0))
-    b = a + draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(0.05, 40.0))
+    a = draw(S.floats(-30.0, 30.0))
+    b = a + draw(S.signs) * draw(S.floats(0.05, 40.0))
     return np.array([wall[0] + a * u, wall[0] + b * u])
 
 
 @composite
 def reshaped_walls(draw):
     """A colliding wall case with the wall's points slid along the line and maybe swapped."""
-    case = draw(S.colliding_walls())
+    case = draw(S.stored(S.colliding_walls))
     return WallCase(resited(draw, case.w), case.x1, case.v1, case.R1, case.expected)
 
 
 @composite
 def transformed_walls(draw):
-    case = draw(S.colliding_walls())
-    turn, shift, length, speed = draw(similarities())
+    case = draw(S.stored(S.colliding_walls))
+    turn, shift, length, speed = draw(S.stored(similarities))
     w = np.array([turn @ p * length + shift for p in case.w])
     return WallCase(w, turn @ case.x1 * length + shift, turn @ case.v1 * speed, case.R1 * length,
                     case.expected * length / speed)
@@ -146,7 +146,7 @@ def check_wall_bounce(caller: Caller, c: WallContact) -> None:
 
 @composite
 def reordered_wall_contacts(draw):
-    c = draw(S.wall_contacts())
+    c = draw(S.stored(S.wall_contacts))
     return WallContact(resited(draw, c.wall), c.x1, c.v1, c.r)
 
 

@@ -53,7 +53,7 @@ def random_grain_args(draw):
 
 @composite
 def random_wall_args(draw):
-    w, _, _ = draw(S.wall_lines())
+    w, _, _ = draw(S.stored(S.wall_lines))
     return (w, draw(S.vectors()), draw(S.vectors(S.MAX_SPEED)), draw(S.radii))
 
 

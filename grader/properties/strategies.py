@@ -14,7 +14,10 @@ near-touching misses, no near-zero overlaps.
 
 from __future__ import annotations
 
+import copy
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import hypothesis
 import numpy as np
@@ -54,6 +57,36 @@ def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
     return _built(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
 
 
+floats = _floats  # st.floats(lo, hi) with finite bounds: the same strategy, built once
+
+
+@functools.cache
+def stored(make: Callable[[], st.SearchStrategy]) -> st.SearchStrategy:
+    """``make()``, built once and kept as a draw runs it: for strategies drawn inside other draws (a composite taking
+    no arguments, st.booleans), which a fresh object would make Hypothesis validate and label again at every draw."""
+    return _built(make())
+
+
+def with_arguments(composite: Callable[..., st.SearchStrategy], *args: Any, **kwargs: Any) -> st.SearchStrategy:
+    """``composite(*args, **kwargs)`` for a composite taking arguments (arrays among them, so not cached): a copy of
+    the first one built, given these arguments. It is what a draw of a fresh one runs (the same class, definition and
+    label) without building, validating and labelling a lazy wrapper and its strategy at every draw."""
+    first = _first_built.get(composite)
+    if first is None:
+        first = _first_built[composite] = _built(composite(*args, **kwargs))
+    if not hasattr(first, "args") or not hasattr(first, "kwargs"):  # pragma: no cover - a Hypothesis that changed it
+        return composite(*args, **kwargs)
+    drawn = copy.copy(first)
+    drawn.args, drawn.kwargs = args, kwargs
+    return drawn
+
+
+_first_built: dict[Callable[..., st.SearchStrategy], st.SearchStrategy] = {}
+
+
+signs = _built(st.sampled_from([-1.0, 1.0]))
+
+
 coords = _floats(-COORD, COORD)
 radii = _floats(MIN_RADIUS, MAX_RADIUS)
 angles = _floats(0.0, 2 * np.pi)
@@ -82,12 +115,17 @@ def _relative_velocity(draw, normal: np.ndarray, toward: bool) -> np.ndarray:
     return (-a if toward else a) * normal + b * perp(normal)
 
 
+_sideways = _built(_floats(-1.0, 1.0).filter(lambda s: abs(s) > 0.02))  # a clear sideways speed, either way
+_no_contact_kinds = _built(st.sampled_from(["away", "parallel", "overlap"]))
+_quarter_turns = _built(st.sampled_from([0.0, 0.5, 1.0, 1.5]))
+
+
 @st.composite
 def colliding_pairs(draw) -> GrainPair:
     """Two grains that touch for the first time at time T, approaching."""
     R1, R2, T = draw(radii), draw(radii), draw(times)
     n = unit(draw(angles))
-    dv = draw(_relative_velocity(n, toward=True))
+    dv = draw(with_arguments(_relative_velocity, n, toward=True))
     v2 = draw(vectors(MAX_SPEED))
     v1 = v2 + dv
     x2c = draw(vectors())
@@ -100,7 +138,7 @@ def receding_pairs(draw) -> GrainPair:
     """Two grains apart that touched at time -T and now move away."""
     R1, R2, T = draw(radii), draw(radii), draw(times)
     n = unit(draw(angles))
-    dv = draw(_relative_velocity(n, toward=False))
+    dv = draw(with_arguments(_relative_velocity, n, toward=False))
     v2 = draw(vectors(MAX_SPEED))
     v1 = v2 + dv
     x2c = draw(vectors())
@@ -114,7 +152,7 @@ def missing_pairs(draw) -> GrainPair:
     R1, R2, T = draw(radii), draw(radii), draw(times)
     n = unit(draw(angles))
     gap = (R1 + R2) * draw(_floats(1.05, 3.0))
-    dv = draw(_floats(-1.0, 1.0).filter(lambda s: abs(s) > 0.02)) * MAX_SPEED * perp(n)
+    dv = draw(_sideways) * MAX_SPEED * perp(n)
     v2 = draw(vectors(MAX_SPEED))
     v1 = v2 + dv
     x2c = draw(vectors())
@@ -152,7 +190,7 @@ def wall_lines(draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     p = draw(vectors())
     u = unit(draw(angles))
     s0 = draw(_floats(-COORD, COORD))
-    s1 = s0 + draw(st.sampled_from([-1.0, 1.0])) * draw(_floats(0.1, 3 * COORD))
+    s1 = s0 + draw(signs) * draw(_floats(0.1, 3 * COORD))
     w = np.array([p + s0 * u, p + s1 * u])
     return w, p, u
 
@@ -160,12 +198,12 @@ def wall_lines(draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @st.composite
 def colliding_walls(draw) -> WallCase:
     """A grain that reaches a wall line at time T, moving toward it."""
-    w, p, u = draw(wall_lines())
-    side = draw(st.sampled_from([-1.0, 1.0]))
+    w, p, u = draw(stored(wall_lines))
+    side = draw(signs)
     R, T = draw(radii), draw(times)
     normal = side * perp(u)  # from the wall toward the grain
     xc = p + draw(_floats(-COORD, COORD)) * u + R * normal
-    v = draw(_relative_velocity(normal, toward=True))
+    v = draw(with_arguments(_relative_velocity, normal, toward=True))
     return WallCase(w, xc - v * T, v, R, T)
 
 
@@ -176,14 +214,14 @@ def no_contact_walls(draw) -> WallCase:
     The "along" case uses an axis-aligned wall so that the normal speed is
     exactly 0; along a rotated line it would be round-off, not 0.
     """
-    kind = draw(st.sampled_from(["away", "parallel", "overlap"]))
+    kind = draw(_no_contact_kinds)
     if kind == "parallel":
-        u = unit(draw(st.sampled_from([0.0, 0.5, 1.0, 1.5])) * np.pi).round()
+        u = unit(draw(_quarter_turns) * np.pi).round()
         p = draw(vectors())
-        w = np.array([p, p + draw(_floats(0.1, 3 * COORD)) * draw(st.sampled_from([-1.0, 1.0])) * u])
+        w = np.array([p, p + draw(_floats(0.1, 3 * COORD)) * draw(signs) * u])
     else:
-        w, p, u = draw(wall_lines())
-    side = draw(st.sampled_from([-1.0, 1.0]))
+        w, p, u = draw(stored(wall_lines))
+    side = draw(signs)
     normal = side * perp(u)
     R = draw(radii)
     along = p + draw(_floats(-COORD, COORD)) * u
@@ -192,13 +230,13 @@ def no_contact_walls(draw) -> WallCase:
         v = draw(vectors(MAX_SPEED))
     else:
         x = along + R * draw(_floats(1.05, 5.0)) * normal
-        v = draw(_relative_velocity(normal, toward=False)) if kind == "away" else draw(speeds) * u
+        v = draw(with_arguments(_relative_velocity, normal, toward=False)) if kind == "away" else draw(speeds) * u
     return WallCase(w, x, v, R, None, kind)
 
 
 @st.composite
 def grain_contacts(draw) -> GrainContact:
-    pair = draw(colliding_pairs())
+    pair = draw(stored(colliding_pairs))
     T = pair.expected
     return GrainContact(
         pair.x1 + pair.v1 * T, pair.x2 + pair.v2 * T, pair.v1, pair.v2, draw(masses), draw(masses), draw(restitutions)
@@ -207,7 +245,7 @@ def grain_contacts(draw) -> GrainContact:
 
 @st.composite
 def wall_contacts(draw) -> WallContact:
-    case = draw(colliding_walls())
+    case = draw(stored(colliding_walls))
     return WallContact(case.w, case.x1 + case.v1 * case.expected, case.v1, draw(restitutions))
 
 

@@ -100,9 +100,9 @@ def check_no_contact(caller: Caller, gas: Scenario) -> None:
 @composite
 def collisions_in_one_step(draw):
     """Two grains of unequal masses meeting once at T inside a step dt, far from any wall."""
-    pair = draw(S.colliding_pairs())
+    pair = draw(S.stored(S.colliding_pairs))
     m1, m2, r = draw(S.masses), draw(S.masses), draw(S.restitutions)
-    after = draw(st.floats(0.01, 1.0))
+    after = draw(S.floats(0.01, 1.0))
     gas = Scenario("pair", np.array([pair.x1, pair.x2]), np.array([pair.v1, pair.v2]),
                    np.array([pair.R1, pair.R2]), np.array([m1, m2]), box_walls(2000.0, (-1000.0, -1000.0)),
                    r, pair.expected + after, 0.0)

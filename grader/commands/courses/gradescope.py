@@ -86,7 +86,7 @@ chmod -R go-rwx "$SOURCE"
 REQUIREMENTS = """\
 numpy>=1.24
 matplotlib>=3.7
-hypothesis>=6.80
+hypothesis>=6.170.17
 mpmath>=1.3
 tomli>=2; python_version < "3.11"
 """

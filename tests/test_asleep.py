@@ -315,6 +315,51 @@ def test_a_box_can_change_neither_its_priority_nor_what_tells_an_execve(tmp_path
     assert [name for k, name in enumerate(names) if not bits >> k & 1] == []
 
 
+EXEC_TRIES = """
+import errno, os, subprocess, sys, threading
+
+def _refused(call):
+    try:
+        call()
+    except PermissionError:
+        return True
+    return False
+
+def _in_a_thread(call):
+    refused = []
+    thread = threading.Thread(target=lambda: refused.append(_refused(call)))
+    thread.start()
+    thread.join()
+    return refused[0]
+
+def _forks():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(7)
+    return os.waitpid(pid, 0)[1] >> 8 == 7
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    tries = [lambda: os.execv(sys.executable, [sys.executable, "-c", "pass"]),
+             lambda: _in_a_thread(lambda: os.execv("/bin/sh", ["sh", "-c", ":"])),
+             lambda: subprocess.run(["/bin/sh", "-c", ":"]),
+             lambda: _in_a_thread(lambda: subprocess.run([sys.executable, "-c", "pass"]))]
+    refused = [_refused(t) if k in (0, 2) else t() for k, t in enumerate(tries)]
+    return float(sum(1 << k for k, r in enumerate(refused) if r) + (16 if _forks() else 0))
+"""
+
+
+@needs_bwrap
+def test_a_box_starts_no_program_but_forks(tmp_path: Path) -> None:
+    """A fifth red team's file hid an execve where addresses are not randomised (kernel.randomize_va_space = 0, or a
+    grader under setarch -R): its padded argv gave the new image the old start of stack, and waits hoarded at import
+    were cashed (0.64 s charged of 7.8 s held; ada's file with it scored 100 in 53 s instead of being stopped). The
+    child now refuses execve for good before it imports the file, on every thread: whatever the machine, a task's
+    image never changes. Forked processes still work."""
+    bits = _seccomp_probe(tmp_path, EXEC_TRIES)
+    names = ["execv", "execv in a thread", "subprocess.run", "subprocess.run in a thread", "fork"]
+    assert [name for k, name in enumerate(names) if not bits >> k & 1] == []
+
+
 def test_the_red_team_s_sleeping_file_is_stopped_within_the_gradings_time_asleep(tmp_path: Path) -> None:
     """tests/limit_samples/sleeps_nine_parts_in_ten.py computes one part in ten and sleeps the rest in each call
     (never idle for the detector). With ten seconds of waiting allowed per CPU second it would have stretched a

@@ -17,7 +17,7 @@ fd itself.
 
 Usage: child.py REQUEST_FD REPLY_FD SUBMISSION CONFIG_JSON
 CONFIG_JSON: {"module": str, "functions": [...], "site": [...], "kept": int, "record_cap": int,
-"reply_cap": int, "text_cap": int, "output_cap": int}
+"reply_cap": int, "text_cap": int, "output_cap": int, "no_exec": {...}}
 """
 
 import functools
@@ -214,6 +214,26 @@ class Recorder:
         return entry
 
 
+def refuse_exec(no_exec):
+    """Install the grader's second seccomp filter (grader.sandbox.seccomp.exec_program) on every thread of this
+    process, for good: no execve from here on. no_exec: {"filter": its bytes in hex, "seccomp": the system call's
+    number}, or {} where the grader does not know this machine's calls."""
+    if not no_exec:
+        return
+    import ctypes
+
+    class Program(ctypes.Structure):  # struct sock_fprog
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    code = bytes.fromhex(no_exec["filter"])
+    steps = ctypes.create_string_buffer(code, len(code))
+    program = Program(len(code) // 8, ctypes.addressof(steps))
+    libc = ctypes.CDLL(None, use_errno=True)
+    # PR_SET_NO_NEW_PRIVS (set already under bubblewrap); then seccomp(SECCOMP_SET_MODE_FILTER, TSYNC, program).
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(no_exec["seccomp"], 1, 1, ctypes.byref(program)) != 0:
+        raise OSError(ctypes.get_errno(), "the box could not refuse execve (seccomp)")
+
+
 def import_submission(path, name):
     import importlib.util
 
@@ -257,6 +277,8 @@ def main():
         replies.flush()
 
     import numpy  # noqa: F401 - imported before booting: a failure here is the sandbox's, not the student's
+
+    refuse_exec(config["no_exec"])  # before booting too: a box that cannot refuse it is the grader's fault
 
     respond, decoding = responder(), decode  # before the submission can patch anything they use
     reply({"booted": True})

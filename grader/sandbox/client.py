@@ -82,7 +82,8 @@ class ImportFailed(SubmissionError):
 def _config(limits: Limits, site: tuple[str, ...]) -> str:
     return json.dumps({"module": spec.MODULE_NAME, "functions": list(spec.FUNCTION_NAMES), "site": list(site),
                        "kept": calls.HELPER_CALLS_KEPT, "max_kept": calls.AUDIT_CALLS_KEPT, "record_cap": RECORD_CAP,
-                       "reply_cap": REPLY_CAP, "text_cap": TEXT_CAP, "output_cap": OUTPUT_CAP})
+                       "reply_cap": REPLY_CAP, "text_cap": TEXT_CAP, "output_cap": OUTPUT_CAP,
+                       "no_exec": seccomp.exec_refusal()})
 
 
 class Sandbox:

@@ -11,7 +11,8 @@ for a process to continue one stopped while its box waits for its next call (pro
 priority, which could let it wait ready to run at a sliver of a core and get credit for it (grader.sandbox.asleep:
 a box seen at a lowered priority gets none, and a priority lowered by these calls could be raised again between
 two readings), or what tells an execve (its start of stack: personality turns its random placement off, prctl's
-PR_SET_MM sets it back).
+PR_SET_MM sets it back). The child then installs a second filter on itself (exec_program): no execve at all once it
+has started, which a machine without address randomisation made necessary.
 
 bubblewrap loads the program (``--seccomp FD``); :func:`program` builds it as classic BPF, for the machine's own
 architecture only (x86_64, aarch64): a system call of any other ABI (int 0x80 on x86_64) fails too, so that no
@@ -81,9 +82,11 @@ _ABIS = {
 
 
 #: What a box's CPU count misses where the filter is not loaded (program() says why each is refused).
+#: (The child's own filter, exec_program, refuses execve in every mode on a machine whose calls are known.)
 UNFILTERED_CPU = ("CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count, "
                   "processes a box leaves running can resume themselves while it waits for its next call, and a task "
-                  "may lower its priority between two readings, or hide an execve, to hide sleep")
+                  "may lower its priority between two readings"
+                  + ("" if platform.machine() in _ABIS else ", or hide an execve,") + " to hide sleep")
 
 #: A step: (code, k, where to jump if true, if false); a jump names a label placed later (None: the next step).
 _Step = tuple[int, int, "str | None", "str | None"]
@@ -134,6 +137,42 @@ def program() -> bytes:
                   (_RET, _ALLOW, None, None)]
     steps += [f"checked{len(abi.checked)}", "allow", (_RET, _ALLOW, None, None), "deny", (_RET, _EPERM, None, None),
               "nosys", (_RET, _ENOSYS, None, None)]
+    return _assembled(steps)
+
+
+#: execve and execveat, by machine: refused in a box once its child has started (exec_program).
+_EXEC_CALLS = {"x86_64": (59, 322), "aarch64": (221, 281)}
+#: The seccomp system call, by machine (installing a filter on every thread of a process at once: TSYNC).
+SECCOMP_CALL = {"x86_64": 317, "aarch64": 277}
+
+
+def exec_refusal() -> dict[str, object]:
+    """What the child needs to refuse execve (its config's "no_exec"; empty where the machine is not known)."""
+    if not supported():
+        return {}
+    return {"filter": exec_program().hex(), "seccomp": SECCOMP_CALL[platform.machine()]}
+
+#: Why a box starts no program, for the messages of a file that tries (grader.sandbox.child prints nothing itself).
+NO_EXEC = ("a box starts no program (execve is refused once the grader's child has started): run work in threads "
+           "or forked processes (os.fork, multiprocessing with the 'fork' start method)")
+
+
+def exec_program() -> bytes:
+    """A second filter, which grader.sandbox.child installs on itself before it imports the submission: execve and
+    execveat fail with EPERM, and so does any system call of a foreign ABI (the first filter is not loaded in plain
+    modes). A task that calls execve takes over its process's first task and its counts (grader.sandbox.asleep tells
+    it by its start of stack, which a machine without address randomisation, kernel.randomize_va_space = 0 or a
+    grader under setarch -R, leaves unchanged: a red team cashed waits hoarded at import so); the submission needs
+    no program of the machine."""
+    abi = _ABIS[platform.machine()]
+    steps: list[_Step | str] = [
+        (_LD_W_ABS, _ARCH, None, None),
+        (_JEQ, abi.arch, None, "deny"),
+        (_LD_W_ABS, _NR, None, None),
+        (_JGE, _X32_BIT, "deny", None),
+        *[(_JEQ, nr, "deny", None) for nr in _EXEC_CALLS[platform.machine()]],
+        "allow", (_RET, _ALLOW, None, None), "deny", (_RET, _EPERM, None, None),
+    ]
     return _assembled(steps)
 
 

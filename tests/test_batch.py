@@ -437,13 +437,14 @@ def test_a_killed_worker_or_batch_leaves_nothing_behind_and_is_graded_next_time(
     tmp.chmod(0o711)
     subs, out = tmp_path / "subs", tmp_path / "out"
     subs.mkdir()
-    marker = f"time.sleep({812000 + os.getpid() % 90000})"
+    marker = f"linger{812000 + os.getpid() % 90000}"
     # A process that outlives the submission's import unless the sandbox kills it; the import lasts a few seconds
-    # (asleep), so that the worker is still there to be killed.
+    # (asleep), so that the worker is still there to be killed. A box starts no program: it names itself.
     # (Its setsid is refused in a box with the seccomp filter, and it goes on without.)
-    (subs / "lingers.py").write_text(f"import os, sys, time\nif os.fork() == 0:\n"
+    (subs / "lingers.py").write_text(f"import ctypes, os, sys, time\nif os.fork() == 0:\n"
                                      "    try:\n        os.setsid()\n    except PermissionError:\n        pass\n"
-                                     f"    os.execv(sys.executable, [sys.executable, '-c', 'import time; {marker}'])\n"
+                                     f"    ctypes.CDLL(None).prctl(15, b'{marker}', 0, 0, 0)\n"
+                                     "    while True:\n        time.sleep(1000)\n"
                                      "time.sleep(3)\n")
     env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(REPO))
     try:
@@ -491,8 +492,8 @@ def hostile_neighbour(subs: Path, out: Path, marker: str) -> str:
              f"        open(p, 'w').write({fake!r})", "        print('WROTE', p)",
              "    except OSError as exc:", "        print('BLOCKED', exc)",
              "if os.fork() == 0:", "    try:", "        os.setsid()", "    except PermissionError:",  # seccomp
-             "        pass",
-             f"    os.execv(sys.executable, [sys.executable, '-c', {forger!r}])",
+             "        pass",  # a box starts no program: the process left behind names itself and runs the forger
+             f"    import ctypes; ctypes.CDLL(None).prctl(15, b'forger{marker}', 0, 0, 0); exec({forger!r})",
              "def contact_time_grains(x1, x2, v1, v2, R1, R2):",
              "    os.kill(os.getppid(), 9)", "    return 1.0"]
     return "\n".join(lines) + "\n"
@@ -525,7 +526,7 @@ def test_a_batch_grades_everyone_and_a_hostile_neighbour_changes_nothing(tmp_pat
     assert victim["score"] == 100 and len(victim["tests"]) > 10
     mallory = json.loads((student_files(out, "mallory") / "results.json").read_text())
     assert "WROTE" not in mallory["extra_data"]["printed"] and "BLOCKED" in mallory["extra_data"]["printed"]
-    assert not processes_matching(f"time.sleep({marker})")
+    assert not processes_matching(f"forger{marker}")
     assert "[4/4]" in progress
     # Pages: self-contained, with what a student and a TA need.
     page = (student_files(out, "buggy") / "feedback.html").read_text()

@@ -303,4 +303,14 @@ def test_strategies_stored_for_draws_inside_draws_try_what_fresh_ones_try(item: 
     monkeypatch.setattr(S, "stored", lambda make: make())
     monkeypatch.setattr(S, "with_arguments", lambda composite, *args, **kwargs: composite(*args, **kwargs))
     monkeypatch.setattr(S, "signs", st.sampled_from([-1.0, 1.0]))
+    monkeypatch.setattr(S, "_no_contact_kinds", st.sampled_from(["away", "parallel", "overlap"]))
+    monkeypatch.setattr(S, "_quarter_turns", st.sampled_from([0.0, 0.5, 1.0, 1.5]))
+    monkeypatch.setattr(S, "_sideways", st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False).filter(
+        lambda s: abs(s) > 0.02))
+
+    def fresh_floats(lo: float, hi: float) -> st.SearchStrategy:
+        return st.floats(lo, hi, allow_nan=False, allow_infinity=False)  # lazy, unwrapped at each draw
+
+    monkeypatch.setattr(S, "_floats", fresh_floats)
+    monkeypatch.setattr(S, "floats", fresh_floats)
     assert [tried(condition) for condition in range(2)] == stored

@@ -230,7 +230,9 @@ def refuse_exec(no_exec):
     program = Program(len(code) // 8, ctypes.addressof(steps))
     libc = ctypes.CDLL(None, use_errno=True)
     # PR_SET_NO_NEW_PRIVS (set already under bubblewrap); then seccomp(SECCOMP_SET_MODE_FILTER, TSYNC, program).
-    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(no_exec["seccomp"], 1, 1, ctypes.byref(program)) != 0:
+    long = ctypes.c_long  # variadic arguments: whole registers, not ints
+    if (libc.prctl(38, long(1), long(0), long(0), long(0)) != 0
+            or libc.syscall(long(no_exec["seccomp"]), long(1), long(1), ctypes.byref(program)) != 0):
         raise OSError(ctypes.get_errno(), "the box could not refuse execve (seccomp)")
 
 

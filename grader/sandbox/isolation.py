@@ -130,8 +130,8 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
     who = f"uid {uid}" if uid is not None else "a uid of its own (200000 and up)"
     rl = (f"resource limits: memory {_mb(limits.memory_bytes)}, files up to {_mb(limits.file_bytes)}, "
           f"{limits.open_files} open files, CPU {limits.cpu_seconds} s")
-    if mode in (Mode.PLAIN_ROOT, Mode.BWRAP_ROOT):
-        rl += f", {limits.processes} processes"
+    rl += f", {limits.processes} processes" if mode in (Mode.PLAIN_ROOT, Mode.BWRAP_ROOT) else ""
+    rl += "; starts no program (execve refused once it has started, seccomp)" if seccomp.exec_refusal() else ""
     locks = ["no file locks, file notifications, kernel keys or new namespaces (seccomp): no channel to a box running "
              "beside it, no kernel work outside the box's count"] if seccomp.supported() else []
     if mode is Mode.BWRAP_ROOT:

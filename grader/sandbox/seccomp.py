@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import platform
 import struct
+import sys
 from dataclasses import dataclass
 
 # Classic BPF opcodes (linux/filter.h, linux/seccomp.h).
@@ -148,14 +149,9 @@ SECCOMP_CALL = {"x86_64": 317, "aarch64": 277}
 
 def exec_refusal() -> dict[str, object]:
     """What the child needs to refuse execve (its config's "no_exec"; empty where the machine is not known)."""
-    if not supported():
+    if not (supported() and sys.platform == "linux" and struct.calcsize("P") == 8):  # the child's own ABI too
         return {}
     return {"filter": exec_program().hex(), "seccomp": SECCOMP_CALL[platform.machine()]}
-
-#: Why a box starts no program, for the messages of a file that tries (grader.sandbox.child prints nothing itself).
-NO_EXEC = ("a box starts no program (execve is refused once the grader's child has started): run work in threads "
-           "or forked processes (os.fork, multiprocessing with the 'fork' start method)")
-
 
 def exec_program() -> bytes:
     """A second filter, which grader.sandbox.child installs on itself before it imports the submission: execve and

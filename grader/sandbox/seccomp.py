@@ -98,14 +98,18 @@ def supported() -> bool:
     return platform.machine() in _ABIS
 
 
+def _own_abi_only(abi: Abi) -> list[_Step | str]:
+    """A filter's first steps: a call of another ABI (another architecture, x32) goes to "deny"; else the system
+    call's number is loaded."""
+    return [(_LD_W_ABS, _ARCH, None, None), (_JEQ, abi.arch, None, "deny"), (_LD_W_ABS, _NR, None, None),
+            (_JGE, _X32_BIT, "deny", None)]
+
+
 def program() -> bytes:
     """The filter as struct sock_filter entries (code u16, jt u8, jf u8, k u32), for bwrap --seccomp."""
     abi = _ABIS[platform.machine()]
     steps: list[_Step | str] = [
-        (_LD_W_ABS, _ARCH, None, None),
-        (_JEQ, abi.arch, None, "deny"),
-        (_LD_W_ABS, _NR, None, None),
-        (_JGE, _X32_BIT, "deny", None),
+        *_own_abi_only(abi),
         *[(_JEQ, nr, "deny", None) for nr in abi.refused],
         # No new namespaces (a box made and dropped network namespaces 2 000 times a second: their teardown in kernel
         # workers, 0.85 s uncharged per second charged). clone3 "does not exist" (its flags are out of a filter's
@@ -160,12 +164,8 @@ def exec_program() -> bytes:
     it by its start of stack, which a machine without address randomisation, kernel.randomize_va_space = 0 or a
     grader under setarch -R, leaves unchanged: a red team cashed waits hoarded at import so); the submission needs
     no program of the machine."""
-    abi = _ABIS[platform.machine()]
     steps: list[_Step | str] = [
-        (_LD_W_ABS, _ARCH, None, None),
-        (_JEQ, abi.arch, None, "deny"),
-        (_LD_W_ABS, _NR, None, None),
-        (_JGE, _X32_BIT, "deny", None),
+        *_own_abi_only(_ABIS[platform.machine()]),
         *[(_JEQ, nr, "deny", None) for nr in _EXEC_CALLS[platform.machine()]],
         "allow", (_RET, _ALLOW, None, None), "deny", (_RET, _EPERM, None, None),
     ]

@@ -269,7 +269,8 @@ def test_a_file_that_wakes_for_each_look_is_charged_for_its_sleep(tmp_path: Path
 def test_waits_hoarded_and_cashed_through_execve_are_charged(tmp_path: Path) -> None:
     """tests/limit_samples/hoards_waits_for_execve.py (a third red team's) amassed waits in tasks the grader could not
     tell the image of, and cashed one per call through an execve: 0.2 s charged of a call of 4 s. Its calls are
-    now charged as its control's, which sleeps the same without the execve."""
+    now charged as its control's, which sleeps the same without the execve. (Where the child's filter is loaded its
+    execve now fails, and the file sleeps on; the rules that tell an execve are tested outside a box above.)"""
     path = scaled_sample(tmp_path, Path(__file__).parent / "limit_samples" / "hoards_waits_for_execve.py",
                          "AMASS = 4.0", "AMASS = 1.5")
     with Sandbox(path, Limits(call_seconds=5.0, import_seconds=10.0)) as box:

@@ -133,10 +133,11 @@ class Counts:
 
     tasks: dict[tuple[int, int], tuple[int, int, int]]
     cpu: dict[int, int]
-    #: Every task listed, whatever its image (0 included), and when the reading was taken (CLOCK_BOOTTIME, as the
-    #: tasks' start times are counted): a task seen then, or begun before, is never one "born since".
-    seen: frozenset[int] = frozenset()
-    taken: float = 0.0
+    #: Every task listed, whatever its image (0 included: those are not in ``tasks``), and when the reading was taken
+    #: (CLOCK_BOOTTIME, as the tasks' start times are counted): a task seen then, or begun before, is never one "born
+    #: since".
+    seen: frozenset[int]
+    taken: float
 
 
 class AwakeClock:
@@ -165,8 +166,8 @@ class AwakeClock:
                     self._tasks[task] = pid
             self.lowered = self.lowered or self._seen_lowered()
         pids = set(self._tasks.values())
-        images, cpu = {pid: _image(self._read_file(pid, "stat")) for pid in pids}, {pid: cpu_clock_ns(pid) or 0
-                                                                                     for pid in pids}
+        images = {pid: _image(self._read_file(pid, "stat")) for pid in pids}
+        cpu = {pid: cpu_clock_ns(pid) or 0 for pid in pids}
         tasks = {}
         for task, pid in self._tasks.items():
             found = self._schedstat(pid, task) if images[pid] else None
@@ -263,12 +264,11 @@ class Watch:
         if self._since is None or self.clock.lowered:
             return
         then = self._since
-        known = then.seen | {task for task, _ in then.tasks}
         most = 0.0
         for key, (ran, waited, pid) in now.tasks.items():
             if key in then.tasks:
                 counted_from = then.tasks[key]
-            elif key[0] in known:
+            elif key[0] in then.seen:
                 continue  # known then under another image (its process called execve since), or none (0: unread)
             elif self.clock.began(pid, key[0]) >= then.taken - 1.0 / _TICKS:
                 counted_from = (0, 0, pid)  # born since: all its counts are its own

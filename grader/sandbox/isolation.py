@@ -131,7 +131,7 @@ def _protections(mode: Mode, uid: int | None, limits: Limits) -> list[str]:
     rl = (f"resource limits: memory {_mb(limits.memory_bytes)}, files up to {_mb(limits.file_bytes)}, "
           f"{limits.open_files} open files, CPU {limits.cpu_seconds} s")
     rl += f", {limits.processes} processes" if mode in (Mode.PLAIN_ROOT, Mode.BWRAP_ROOT) else ""
-    rl += "; starts no program (execve refused once it has started, seccomp)" if seccomp.exec_refusal() else ""
+    rl += "; starts no program (execve refused once it has started, seccomp)" if seccomp.refuses_exec() else ""
     locks = ["no file locks, file notifications, kernel keys or new namespaces (seccomp): no channel to a box running "
              "beside it, no kernel work outside the box's count"] if seccomp.supported() else []
     if mode is Mode.BWRAP_ROOT:

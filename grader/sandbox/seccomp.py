@@ -63,6 +63,8 @@ class Abi:
     #: (call, argument, values refused): fcntl's commands; SIGCONT sent by kill, tkill, tgkill, rt_sigqueueinfo,
     #: rt_tgsigqueueinfo, pidfd_send_signal; prctl's PR_SET_PDEATHSIG and PR_SET_MM.
     checked: tuple[tuple[int, int, tuple[int, ...]], ...]
+    execs: tuple[int, ...]  # execve, execveat: refused by the child's own filter once it has started (exec_program)
+    seccomp: int  # the seccomp system call, by which the child installs it on all its threads at once (TSYNC)
 
 
 def _checked(fcntl: int, kill: int, tkill: int, tgkill: int, sigqueue: int, tgsigqueue: int,
@@ -75,19 +77,25 @@ def _checked(fcntl: int, kill: int, tkill: int, tgkill: int, sigqueue: int, tgsi
 _ABIS = {
     "x86_64": Abi(0xC000003E, (73, 253, 294, 300, 301, 248, 249, 250, 272, 308, 101, 109, 112, 222, 244,
                               141, 142, 144, 314, 135),
-                  (435, 425, 426, 427), 56, 13, _checked(72, 62, 200, 234, 129, 297, 157)),
+                  (435, 425, 426, 427), 56, 13, _checked(72, 62, 200, 234, 129, 297, 157), (59, 322), 317),
     "aarch64": Abi(0xC00000B7, (32, 26, 262, 263, 217, 218, 219, 97, 268, 117, 154, 157, 107, 184,
                                140, 118, 119, 274, 92),
-                   (435, 425, 426, 427), 220, 134, _checked(25, 129, 130, 131, 138, 240, 167)),
+                   (435, 425, 426, 427), 220, 134, _checked(25, 129, 130, 131, 138, 240, 167), (221, 281), 277),
 }
 
 
-#: What a box's CPU count misses where the filter is not loaded (program() says why each is refused).
-#: (The child's own filter, exec_program, refuses execve in every mode on a machine whose calls are known.)
+def refuses_exec() -> bool:
+    """Whether the child refuses execve here (exec_program): in every mode, on Linux, where the filters know the
+    machine's system calls and the child's ABI is the machine's own (a 64-bit Python)."""
+    return platform.machine() in _ABIS and sys.platform == "linux" and struct.calcsize("P") == 8
+
+
+#: What a box's CPU count misses where the first filter is not loaded (program() says why each is refused).
 UNFILTERED_CPU = ("CPU spent through an ignored SIGCHLD, new namespaces or io_uring escapes the CPU count, "
                   "processes a box leaves running can resume themselves while it waits for its next call, and a task "
-                  "may lower its priority between two readings"
-                  + ("" if platform.machine() in _ABIS else ", or hide an execve,") + " to hide sleep")
+                  "may lower its priority between two readings" + ("" if refuses_exec() else ", or hide an execve,")
+                  + " to hide sleep")
+
 
 #: A step: (code, k, where to jump if true, if false); a jump names a label placed later (None: the next step).
 _Step = tuple[int, int, "str | None", "str | None"]
@@ -145,17 +153,11 @@ def program() -> bytes:
     return _assembled(steps)
 
 
-#: execve and execveat, by machine: refused in a box once its child has started (exec_program).
-_EXEC_CALLS = {"x86_64": (59, 322), "aarch64": (221, 281)}
-#: The seccomp system call, by machine (installing a filter on every thread of a process at once: TSYNC).
-SECCOMP_CALL = {"x86_64": 317, "aarch64": 277}
-
-
 def exec_refusal() -> dict[str, object]:
     """What the child needs to refuse execve (its config's "no_exec"; empty where the machine is not known)."""
-    if not (supported() and sys.platform == "linux" and struct.calcsize("P") == 8):  # the child's own ABI too
+    if not refuses_exec():
         return {}
-    return {"filter": exec_program().hex(), "seccomp": SECCOMP_CALL[platform.machine()]}
+    return {"filter": exec_program().hex(), "seccomp": _ABIS[platform.machine()].seccomp}
 
 def exec_program() -> bytes:
     """A second filter, which grader.sandbox.child installs on itself before it imports the submission: execve and
@@ -164,9 +166,10 @@ def exec_program() -> bytes:
     it by its start of stack, which a machine without address randomisation, kernel.randomize_va_space = 0 or a
     grader under setarch -R, leaves unchanged: a red team cashed waits hoarded at import so); the submission needs
     no program of the machine."""
+    abi = _ABIS[platform.machine()]
     steps: list[_Step | str] = [
-        *_own_abi_only(_ABIS[platform.machine()]),
-        *[(_JEQ, nr, "deny", None) for nr in _EXEC_CALLS[platform.machine()]],
+        *_own_abi_only(abi),
+        *[(_JEQ, nr, "deny", None) for nr in abi.execs],
         "allow", (_RET, _ALLOW, None, None), "deny", (_RET, _EPERM, None, None),
     ]
     return _assembled(steps)

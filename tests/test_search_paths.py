@@ -34,6 +34,16 @@ def below(limit: int) -> Property:
                     lambda: st.lists(st.integers(0, 1000), min_size=1, max_size=8), check, shrink_cases=60)
 
 
+def small_lists() -> st.SearchStrategy[list[int]]:
+    """Cases built by a module-level function: the properties that use it with the same counts are searched alike."""
+    return st.lists(st.integers(0, 1000), min_size=1, max_size=8)
+
+
+def alike(name: str, limit: int) -> Property:
+    searched_like_below = below(limit)
+    return Property("contact_time_grains", name, "lists", small_lists, searched_like_below.verify, shrink_cases=60)
+
+
 def no_find(monkeypatch: pytest.MonkeyPatch) -> None:
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("Hypothesis's find was called: the kept search was not walked")
@@ -146,9 +156,10 @@ def test_nothing_is_kept_where_the_cases_are_not(private_cache: Path):
     cache), and the trees are not kept at all."""
     prop = below(300)
     book = CaseBook.drawn([prop], on_disk=False)
-    assert SearchPaths.kept(False) is None
-    search.run_property(Counting(1), prop, replay=book.replay(prop), paths=SearchPaths.kept(False))  # type: ignore[arg-type]
+    in_memory = SearchPaths.kept(False)
+    search.run_property(Counting(1), prop, replay=book.replay(prop), paths=in_memory)  # type: ignore[arg-type]
     assert not list(private_cache.glob("paths-*.pickle"))
+    assert in_memory.book is None and in_memory.tree(prop).nodes  # kept for the grading's other searches only
 
 
 class Stateful(Counting):
@@ -227,3 +238,55 @@ def test_a_file_of_constants_walking_kept_searches_earns_what_it_earns_without(n
     assert full(walked) == full(grade_file(path, options))
     monkeypatch.setattr(SearchPaths, "kept", kept)
     assert walked.score == 0
+
+
+@pytest.mark.parametrize("on_disk", [True, False])
+def test_properties_searched_alike_share_their_kept_searches(on_disk: bool, private_cache: Path,
+                                                              monkeypatch: pytest.MonkeyPatch):
+    """Properties whose cases one module-level function builds, with the same counts, share one tree (on disk, or
+    in memory for one grading): a second property that fails on the same cases walks the first one's search to the
+    report its own find gives, calling the file on the same cases; one that fails elsewhere leaves the tree and is
+    searched by find. A property built by a lambda keeps its own tree."""
+    first, second, elsewhere = alike("first", 300), alike("second", 300), alike("elsewhere", 2500)
+    assert first.search_key == second.search_key == elsewhere.search_key
+    assert below(300).search_key != first.search_key and below(300).search_key.startswith("property")
+    assert Property(**{**vars(first), "examples": 59}).search_key != first.search_key  # counts steer find too
+    expected = {p.name: (verdict(calls := Counting(), p, None), calls.calls) for p in (first, second, elsewhere)}
+    assert expected["first"][0].outcome == expected["elsewhere"][0].outcome == FAILED
+    assert expected["first"][0] != expected["elsewhere"][0]
+    kept = SearchPaths.kept(on_disk)
+    for prop in (first, elsewhere):
+        calls = Counting()
+        assert (verdict(calls, prop, kept), calls.calls) == expected[prop.name]
+    no_find(monkeypatch)
+    calls = Counting()
+    assert (verdict(calls, second, kept), calls.calls) == expected["second"]
+    assert len(list(private_cache.glob("paths-*.pickle"))) == (1 if on_disk else 0)
+
+
+def test_a_real_file_failing_properties_searched_alike_is_searched_once(tmp_path: Path, private_cache: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    """The equal-mass formula fails momentum, energy, swapping and the hidden agreement alike (the same cases, built
+    by strategies.grain_contacts): graded afresh, one find is run for the four, and the report is the one a find per
+    property gives."""
+    path = bug_file(tmp_path, "equal-mass formula")
+    options = GradeOptions(only=("contact_solve_grains",))
+    finds: list[object] = []
+    find = hypothesis.find
+
+    def counted(strategy: Any, condition: Any, **kwargs: Any) -> Any:
+        if isinstance(condition, search.Search):  # a search's find, not the drawing of the cases
+            finds.append(condition.prop.id)
+        return find(strategy, condition, **kwargs)
+
+    monkeypatch.setattr(hypothesis, "find", counted)
+    kept = SearchPaths.kept
+    monkeypatch.setattr(SearchPaths, "kept", classmethod(lambda cls, on_disk: None))
+    expected = full(grade_file(path, options))
+    alone = len(finds)
+    monkeypatch.setattr(SearchPaths, "kept", kept)
+    finds.clear()
+    assert full(grade_file(path, options)) == expected
+    failing = [r for r in expected[1:] if r[1] != PASSED and "contact_solve_grains" in r[0]]
+    assert alone == len(failing) >= 3  # momentum, energy, swapping, and the hidden agreement with the reference
+    assert finds == [failing[0][0]]  # the first one's search, walked by the others: they fail on the same cases

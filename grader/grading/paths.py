@@ -15,14 +15,19 @@ search's own stop (grader.grading.search._Abort) within a minute, every case kep
 to ``find`` in order (Search.rewind): the child is called as ``find`` alone would call it, even by a file that
 keeps state between calls.
 
+Properties searched alike (Property.search_key: cases built by the same function, the same counts) share one
+tree: ``find`` is the same function of the answers for them all, so the first failing property's search is walked
+by the others that fail on the same cases (a wrong contact_solve_grains fails momentum, energy and swapping alike:
+one search instead of three, in a file's first grading too).
+
 The trees are kept beside the drawn cases (same private folder, same version key, same allow-listed unpickler),
-only under strong isolation (where the submission cannot write them), one file per property of at most MAX_NODES nodes,
-written under a lock. A forged file cannot run code, nor make a walk loop (a node's edges lead only to later
-nodes), nor end a search with no failure (a kept search always passes the replayed case that failed, so such an
-end is refused and ``find`` searches); a case the property cannot check deletes the tree, and ``find`` searches
-afresh. It can change which cases are tried, as a forged book of cases can. A file
-whose answers change from run to run adds a path per grading and can fill a property's tree: the walks of later
-files then stop where it is full, which costs time, never a grade.
+only under strong isolation (where the submission cannot write them), one file per search key of at most MAX_NODES
+nodes, written under a lock; elsewhere in memory, for the one grading. A forged file cannot run code, nor make a
+walk loop (a node's edges lead only to later nodes), nor end a search with no failure (a kept search always passes
+the replayed case that failed, so such an end is refused and ``find`` searches); a case the property cannot check
+deletes the tree, and ``find`` searches afresh. It can change which cases are tried, as a forged book of cases can.
+A file whose answers change from run to run adds a path per grading and can fill a tree: the walks of later files
+then stop where it is full, which costs time, never a grade.
 """
 
 from __future__ import annotations
@@ -137,35 +142,40 @@ class SearchTree:
 
 
 class SearchPaths:
-    """The kept search trees of this grader version, read per property and written back as searches are added."""
+    """The kept search trees of this grader version, read per search key and written back as searches are added;
+    with no file of drawn cases, in memory only."""
 
-    def __init__(self, book: Path) -> None:
-        """book: this grader version's file of drawn cases (cases.cache_file); the trees lie beside it."""
+    def __init__(self, book: Path | None) -> None:
+        """book: this grader version's file of drawn cases (cases.cache_file), beside which the trees lie; None:
+        the trees live in memory, shared by the properties searched alike in one grading."""
         self.book = book
         self._trees: dict[str, SearchTree] = {}
 
     @classmethod
-    def kept(cls, on_disk: bool) -> SearchPaths | None:
-        """The trees beside the drawn cases when ``on_disk`` and the cache folder can be had, else None (in memory
-        they would serve nothing: a grading searches each property once)."""
-        book = cache_file() if on_disk else None
-        return cls(book) if book is not None else None
+    def kept(cls, on_disk: bool) -> SearchPaths:
+        """The trees beside the drawn cases when ``on_disk`` and the cache folder can be had, else in memory."""
+        return cls(cache_file() if on_disk else None)
 
-    def _file(self, prop: Property) -> Path:
-        tag = hashlib.sha256(prop.id.encode()).hexdigest()[:16]
+    def _file(self, prop: Property) -> Path | None:
+        if self.book is None:
+            return None
+        tag = hashlib.sha256(prop.search_key.encode()).hexdigest()[:16]
         return self.book.with_name(f"{self.book.stem.replace('cases-', 'paths-', 1)}-{tag}.pickle")
 
     def tree(self, prop: Property) -> SearchTree:
-        if prop.id not in self._trees:
-            self._trees[prop.id] = _read(self._file(prop))
-        return self._trees[prop.id]
+        key = prop.search_key
+        if key not in self._trees:
+            path = self._file(prop)
+            self._trees[key] = SearchTree() if path is None else _read(path)
+        return self._trees[key]
 
     def forget(self, prop: Property) -> None:
         """Delete the property's tree: one of its cases could not be checked (a forged file)."""
-        self._trees[prop.id] = SearchTree()
+        self._trees[prop.search_key] = SearchTree()
         path = self._file(prop)
-        with _locked(path), contextlib.suppress(OSError):
-            path.unlink()
+        if path is not None:
+            with _locked(path), contextlib.suppress(OSError):
+                path.unlink()
 
     def add(self, prop: Property, calls: list[Call], ended: bool) -> None:
         """Add a search to the property's tree and its file, merged under a lock with what other processes (a
@@ -173,11 +183,14 @@ class SearchPaths:
         if not all(loads(call.case) for call in calls):
             return  # a case kept by its repr (it did not pickle) could not be given again
         path = self._file(prop)
+        if path is None:
+            self.tree(prop).add(calls, ended)
+            return
         with _locked(path):
             tree = _read(path)
             if tree.add(calls, ended):
                 write_kept(path, tree.rows())
-        self._trees[prop.id] = tree
+        self._trees[prop.search_key] = tree
 
 
 @contextlib.contextmanager

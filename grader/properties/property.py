@@ -8,6 +8,7 @@ fairly. Nothing here knows the reference solution or the sandbox.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -83,6 +84,20 @@ class Property:
     @property
     def id(self) -> str:
         return f"{self.item}: {self.name}"
+
+    @property
+    def search_key(self) -> str:
+        """What Hypothesis's search for a failing case of this property depends on besides the answers it gets:
+        the builder of its cases and its counts. Properties whose cases the same module-level function builds (a
+        module's attribute, not a lambda or a closure) with the same counts are searched alike: ``find`` gives them
+        the same cases in the same order as long as the same ones fail, so they share their kept searches
+        (grader.grading.paths)."""
+        name = getattr(self.inputs, "__name__", "")
+        module = sys.modules.get(getattr(self.inputs, "__module__", None) or "")
+        if module is None or getattr(module, name, None) is not self.inputs:
+            return f"property {self.id}"
+        builder = f"{module.__name__}.{name}"
+        return f"cases of {builder}, examples={self.examples}, shrink_cases={self.shrink_cases}"
 
 
 #: The failures of the case being checked whole (checked_whole), in order; None: a failure ends the case.

@@ -267,7 +267,7 @@ def test_properties_searched_alike_share_their_kept_searches(on_disk: bool, priv
 def test_a_real_file_failing_properties_searched_alike_is_searched_once(tmp_path: Path, private_cache: Path,
                                                                         monkeypatch: pytest.MonkeyPatch):
     """The equal-mass formula fails momentum, energy, swapping and the hidden agreement alike (the same cases, built
-    by strategies.grain_contacts): graded afresh, one find is run for the four, and the report is the one a find per
+    by contacts.grain_contact_cases): graded afresh, one find is run for the four, and the report is the one a find per
     property gives."""
     path = bug_file(tmp_path, "equal-mass formula")
     options = GradeOptions(only=("contact_solve_grains",))

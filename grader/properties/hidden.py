@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.properties.contacts import grain_contact_cases, wall_contact_cases
 from grader.properties.inputs import GrainContact, WallContact
 from grader.properties.lazy import S, composite, st
 from grader.properties.oracle import collapse_error, reference, update_within
@@ -162,9 +163,9 @@ PROPERTIES = [
              time_check("contact_time_walls"), hidden=True),
     Property("minimum_contact_time", "agrees with the reference", "random gases", lambda: S.gases(n_max=20),
              check_minimum, hidden=True, examples=30),
-    Property("contact_solve_wall", "agrees with the reference", "random bounces", S.wall_contacts,
+    Property("contact_solve_wall", "agrees with the reference", "random bounces", wall_contact_cases,
              check_solve_wall, hidden=True),
-    Property("contact_solve_grains", "agrees with the reference", "random collisions", S.grain_contacts,
+    Property("contact_solve_grains", "agrees with the reference", "random collisions", grain_contact_cases,
              check_solve_grains, hidden=True),
     Property("update", "agrees with the reference", "short runs of gases with grain-grain contacts",
              colliding_gases, check_update, hidden=True, examples=8, shrink_cases=40),

@@ -22,6 +22,7 @@ from grader.grading import cases, search
 from grader.grading.cases import CaseBook
 from grader.grading.report import FAILED, PASSED
 from grader.grading.runner import GradeOptions, all_properties, cases_on_disk, draw_cases
+from grader.properties import contacts
 from grader.properties.property import Property, fail
 from grader.spec import paths
 
@@ -86,6 +87,21 @@ def test_the_drawn_cases_are_the_ones_find_tries(private_cache: Path):
         assert kept is not None and [cases.case_key(c) for c in kept] == seen and seen
         # The replay's keys (the cases as kept) are what case_key gives the copies find meets again.
         assert [key for key, _ in book.replay(prop) or ()] == seen
+
+
+def test_properties_searched_alike_are_drawn_once_and_given_the_cases_find_gives_each(
+        private_cache: Path, monkeypatch: pytest.MonkeyPatch):
+    """contact_solve_grains's properties (the hidden one's too) build their cases with one function: one drawing
+    serves them all, and it is what find gives each of them."""
+    alike = [p for p in all_properties(hidden=True) if p.inputs is contacts.grain_contact_cases]
+    assert len(alike) == 5 and {p.item for p in alike} == {"contact_solve_grains"}
+    drawn: list[str] = []
+    draw = cases.draw
+    monkeypatch.setattr(cases, "draw", lambda prop: drawn.append(prop.id) or draw(prop))
+    book = CaseBook.drawn(alike, on_disk=True)
+    assert drawn == [alike[0].id]
+    for prop in alike[1:]:
+        assert [key for key, _ in book.replay(prop) or ()] == draw(prop)
 
 
 def test_the_cache_is_written_once_and_read_back(private_cache: Path, monkeypatch: pytest.MonkeyPatch):

@@ -181,8 +181,12 @@ class CaseBook:
         path = cache_file() if on_disk else None
         kept = _read(path) if path is not None else {}
         missing = [p for p in wanted if p.id not in kept]
+        # Properties searched alike (Property.search_key) are given the same cases: drawn once for them all.
+        alike = {p.search_key: kept[p.id] for p in wanted if p.id in kept}
         for prop in missing:
-            kept[prop.id] = draw(prop)
+            if prop.search_key not in alike:
+                alike[prop.search_key] = draw(prop)
+            kept[prop.id] = alike[prop.search_key]
         if missing and path is not None:
             write_kept(path, kept)
         return cls({p.id: kept[p.id] for p in wanted})

@@ -30,7 +30,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,7 +71,16 @@ def _hypothesis_version() -> str:
 class CaseUnpickler(pickle.Unpickler):
     """Rebuilds numpy arrays and the properties' case dataclasses; refuses every other global."""
 
-    def find_class(self, module: str, name: str) -> type:
+    #: The globals already allowed, found once per process (a replay loads some 2 600 cases, each naming a few).
+    _allowed: dict[tuple[str, str], Any] = {}
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = self._allowed.get((module, name))
+        if found is None:
+            found = self._allowed[(module, name)] = self._allowed_global(module, name)
+        return found
+
+    def _allowed_global(self, module: str, name: str) -> Any:
         if (module, name) in _NUMPY_GLOBALS:
             return super().find_class(module, name)
         if module.startswith(CASE_MODULES) and name.isidentifier():

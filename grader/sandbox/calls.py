@@ -15,8 +15,12 @@ are claims: the grader replays a claim before it believes it.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 #: Helper calls recorded per request (further calls are only counted).
 HELPER_CALLS_KEPT = 16
@@ -57,3 +61,40 @@ class Returned:
     #: How many helper calls were made in all (recorded or not).
     helper_calls_total: int = 0
     cpu_seconds: float = 0.0
+
+
+#: Types whose values nobody can change: a copy may share them.
+_IMMUTABLE = frozenset((type(None), bool, int, float, str))
+#: For each type met: its fields' names if it is a dataclass whose instances hold those and nothing else (copied
+#: field by field), else None (dataclasses.fields is slow to ask per value).
+_FIELDS: dict[type, tuple[tuple[str, ...], frozenset[str]] | None] = {}
+
+
+def _fields(kind: type) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    if not dataclasses.is_dataclass(kind) or any("__slots__" in vars(base) for base in kind.__mro__):
+        return None
+    names = tuple(f.name for f in dataclasses.fields(kind))
+    return names, frozenset(names)
+
+
+def fresh_copy(value: Any) -> Any:
+    """A copy of a kept answer (Returned, and what it holds) that its caller may change without changing the kept
+    one: arrays, tuples, dicts and dataclasses rebuilt, numbers and strings shared; anything else by copy.deepcopy.
+    What deepcopy gives, in half its time (it was 6 % of a correct file's grading, which meets most of its answers
+    again)."""
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if kind is tuple:
+        return tuple([fresh_copy(item) for item in value])
+    if kind is np.ndarray and value.dtype.kind in "biuf":
+        return value.copy(order="K")
+    fields = _FIELDS[kind] if kind in _FIELDS else _FIELDS.setdefault(kind, _fields(kind))
+    if fields is not None and vars(value).keys() == fields[1]:
+        copied = object.__new__(kind)
+        for name in fields[0]:
+            object.__setattr__(copied, name, fresh_copy(getattr(value, name)))
+        return copied
+    if kind is dict and all(type(key) in _IMMUTABLE for key in value):
+        return {key: fresh_copy(item) for key, item in value.items()}
+    return copy.deepcopy(value)

@@ -3,8 +3,10 @@ cannot run code, and is refused when others may write it. No child process: a st
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import random
 import subprocess
 import sys
 import zlib
@@ -330,3 +332,34 @@ def test_strategies_stored_for_draws_inside_draws_try_what_fresh_ones_try(item: 
     monkeypatch.setattr(S, "_floats", fresh_floats)
     monkeypatch.setattr(S, "floats", fresh_floats)
     assert [tried(condition) for condition in range(2)] == stored
+
+
+def test_find_tries_the_same_cases_without_reseeding_the_global_generators_and_leaves_them_alone():
+    """cases.without_global_reseeding spares Hypothesis's saving, seeding and restoring of random's and numpy's global
+    generators around every case: find tries the same cases (shrinking included) as with it, nothing the search runs
+    draws from them (their states are as they were after it, though nothing restored them), and Hypothesis's own
+    reseeding is back after."""
+    from hypothesis import core
+
+    (prop,) = [p for p in all_properties(True) if p.id == "contact_solve_grains: momentum"]
+    reseeding = core.deterministic_PRNG
+
+    def tried(skip: bool) -> list[str]:
+        seen: list[str] = []
+
+        def fails(case: Any) -> bool:
+            assert (core.deterministic_PRNG is contextlib.nullcontext) is skip
+            seen.append(repr(case))
+            return len(seen) > 20 and zlib.crc32(seen[-1].encode()) % 3 == 0
+
+        with cases.without_global_reseeding() if skip else contextlib.nullcontext():
+            found = hypothesis.find(prop.strategy, fails, settings=cases.hypothesis_settings(60))
+        return [*seen, repr(found)]
+
+    random.seed(5)
+    np.random.seed(5)
+    before, numpy_before = random.getstate(), np.random.get_state()
+    assert tried(True) == tried(False)
+    assert random.getstate() == before
+    assert all(np.array_equal(a, b) for a, b in zip(np.random.get_state(), numpy_before))
+    assert core.deterministic_PRNG is reseeding

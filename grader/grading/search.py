@@ -20,7 +20,12 @@ from typing import Any
 import numpy as np
 
 from grader.grading import audit, set_aside
-from grader.grading.cases import case_key, draw_without_local_constants, hypothesis_settings
+from grader.grading.cases import (
+    case_key,
+    draw_without_local_constants,
+    hypothesis_settings,
+    without_global_reseeding,
+)
 from grader.grading.causes import cause_of, wrong_helper
 from grader.grading.paths import Call, SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, Verdict
@@ -294,7 +299,8 @@ def search_failure(sandbox: Sandbox, prop: Property, suspects: frozenset[str],
     draw_without_local_constants()
     search.rewind()
     try:
-        smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
+        with without_global_reseeding():
+            smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
     except (NoSuchExample, Unsatisfiable):
         _keep(paths, prop, search, ended=True)
         return _verdict_without_failure(prop, search.tally, audits.excuse_traced)

@@ -363,3 +363,10 @@ def test_find_tries_the_same_cases_without_reseeding_the_global_generators_and_l
     assert random.getstate() == before
     assert all(np.array_equal(a, b) for a, b in zip(np.random.get_state(), numpy_before))
     assert core.deterministic_PRNG is reseeding
+    first, second = cases.without_global_reseeding(), cases.without_global_reseeding()  # as two threads would
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert core.deterministic_PRNG is contextlib.nullcontext  # the second still runs without it
+    second.__exit__(None, None, None)
+    assert core.deterministic_PRNG is reseeding  # the last one out put it back (a review's interleaving left it off)

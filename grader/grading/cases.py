@@ -28,6 +28,7 @@ import os
 import pickle
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,15 +141,24 @@ def without_global_reseeding() -> Iterator[None]:
     internals: where the name is gone, Hypothesis does as it always did."""
     from hypothesis import core
 
-    kept = getattr(core, "deterministic_PRNG", None)
-    if kept is None:
-        yield
-        return
-    core.deterministic_PRNG = contextlib.nullcontext  # type: ignore[assignment]
+    with _RESEEDING_LOCK:
+        if _UNSEEDED[0] == 0:
+            _UNSEEDED[1] = getattr(core, "deterministic_PRNG", None)
+            if _UNSEEDED[1] is not None:
+                core.deterministic_PRNG = contextlib.nullcontext  # type: ignore[assignment]
+        _UNSEEDED[0] += 1
     try:
         yield
     finally:
-        core.deterministic_PRNG = kept
+        with _RESEEDING_LOCK:  # the last one out puts it back, whatever the order threads leave in
+            _UNSEEDED[0] -= 1
+            if _UNSEEDED[0] == 0 and _UNSEEDED[1] is not None:
+                core.deterministic_PRNG = _UNSEEDED[1]
+
+
+#: Finds running without reseeding, and Hypothesis's own reseeding while they run (without_global_reseeding).
+_UNSEEDED: list[Any] = [0, None]
+_RESEEDING_LOCK = threading.Lock()
 
 
 def load_case(blob: bytes) -> object:

@@ -29,7 +29,7 @@ import pickle
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,10 +176,8 @@ def case_key(case: object) -> bytes:
 
 def draw(prop: Property) -> list[bytes]:
     """The cases ``find`` gives the property's condition, in order, when no case fails."""
-    from hypothesis import find
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-    draw_without_local_constants()
     drawn: list[bytes] = []
 
     def holds_back(case: object) -> bool:
@@ -187,11 +185,20 @@ def draw(prop: Property) -> list[bytes]:
         return False
 
     try:
-        with without_global_reseeding():
-            find(prop.strategy, holds_back, settings=hypothesis_settings(prop.examples))
+        find_with_grading_settings(prop, holds_back)
     except (NoSuchExample, Unsatisfiable):
         pass
     return drawn
+
+
+def find_with_grading_settings(prop: Property, condition: Callable[[Any], bool]) -> Any:
+    """Hypothesis's ``find`` as the grading runs it, for drawing and for searching alike: draws that depend on the
+    strategies only (draw_without_local_constants), the grading's settings, no reseeding of the global generators."""
+    from hypothesis import find
+
+    draw_without_local_constants()
+    with without_global_reseeding():
+        return find(prop.strategy, condition, settings=hypothesis_settings(prop.examples))
 
 
 class CaseBook:

@@ -20,12 +20,7 @@ from typing import Any
 import numpy as np
 
 from grader.grading import audit, set_aside
-from grader.grading.cases import (
-    case_key,
-    draw_without_local_constants,
-    hypothesis_settings,
-    without_global_reseeding,
-)
+from grader.grading.cases import case_key, find_with_grading_settings
 from grader.grading.causes import cause_of, wrong_helper
 from grader.grading.paths import Call, SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, Verdict
@@ -293,14 +288,12 @@ def search_failure(sandbox: Sandbox, prop: Property, suspects: frozenset[str],
         if ended is not False:
             paths.forget(prop)
             search = Search(sandbox, prop, suspects, known, audits)
-    from hypothesis import find  # only now: a file that passes every replayed case never needs Hypothesis
+    # Hypothesis only now: a file that passes every replayed case never needs it.
     from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
-    draw_without_local_constants()
     search.rewind()
     try:
-        with without_global_reseeding():
-            smallest = find(prop.strategy, search, settings=hypothesis_settings(prop.examples))
+        smallest = find_with_grading_settings(prop, search)
     except (NoSuchExample, Unsatisfiable):
         _keep(paths, prop, search, ended=True)
         return _verdict_without_failure(prop, search.tally, audits.excuse_traced)

@@ -87,3 +87,31 @@ def test_the_answers_of_a_real_grading_are_copied_as_deepcopy_copies_them(monkey
     assert len(kept) > 50
     for answer in kept:
         check(answer)
+
+
+def test_a_remembered_answer_is_kept_as_the_file_gave_it_whoever_changes_what_it_was_handed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grading's box remembers its answers (Sandbox(remember=True)): the first caller's answer and the kept one
+    share no array, so a caller changing its arrays changes nothing the next caller of the same case gets."""
+    from grader.sandbox import client
+
+    made: list[str] = []
+    call = client.Sandbox._call
+
+    def counted(self: Any, name: str, *args: Any) -> Any:
+        made.append(name)
+        return call(self, name, *args)
+
+    monkeypatch.setattr(client.Sandbox, "_call", counted)
+    textbook = Path(__file__).parent / "submissions" / "correct_textbook.py"
+    case = (np.array([0.0, 0.0]), np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([-1.0, 0.0]), 1.0, 2.0, 0.9)
+    with client.Sandbox(textbook, remember=True) as box:
+        given = arrays_in(box.call("contact_solve_grains", *case))
+        before = [a.copy() for a in given]
+        for a in given:
+            a[...] = -7.0  # a careless property scribbles over its answer
+        again = arrays_in(box.call("contact_solve_grains", *case))
+    assert made == ["contact_solve_grains"]  # the second answer is the remembered one
+    assert len(given) >= 2 and len(again) == len(before)
+    for mine, original in zip(again, before):
+        assert np.array_equal(mine, original) and not np.array_equal(mine, np.full_like(mine, -7.0))

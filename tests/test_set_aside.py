@@ -86,7 +86,7 @@ def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_the
 
     class Grading(client.Sandbox):  # the grading's box (the first made here), then the box of the searches
         def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-            boxes.append(self) if not boxes else None
+            boxes.append(self) if all(box is not self for box in boxes) else None
             events.append("graded call" if self is boxes[0] else "search call")
             return super().call(name, *args, **kwargs)
 
@@ -98,14 +98,18 @@ def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_the
             events.append("closed" if self is boxes[0] else "search box closed")
             super().close()
 
-    replay = tracing.FreshBox.call
+    replay = tracing.ReplayBox.call
+    replayed_in: set[int] = set()  # the boxes the replays were made in
 
-    def replayed(self: tracing.FreshBox, name: str, *args: Any, record: int = 0) -> Any:
+    def replayed(self: tracing.ReplayBox, name: str, *args: Any, record: int = 0) -> Any:
         events.append("replay")
-        return replay(self, name, *args, record=record)
+        try:
+            return replay(self, name, *args, record=record)
+        finally:
+            replayed_in.add(id(self.box))
 
     monkeypatch.setattr(runner, "Sandbox", Grading)
-    monkeypatch.setattr(tracing.FreshBox, "call", replayed)
+    monkeypatch.setattr(tracing.ReplayBox, "call", replayed)  # a FreshBox's replays too
     graded = runner.grade_file(wrong_root_file(tmp_path), runner.GradeOptions(excuse_traced=excuse))
     set_aside_tests = [r for r in graded.results if r.outcome == SET_ASIDE and r.prop.item == "update"]
     assert set_aside_tests and all("fix contact_time_grains first" in r.message for r in set_aside_tests)
@@ -117,6 +121,9 @@ def test_audits_come_after_the_grading_box_is_closed_unless_the_excuse_needs_the
         assert first_replay < last_graded and "renewed" in events
     else:
         assert "renewed" not in events and last_graded < events.index("closed") < first_replay
+        # In the searches' box, after its searches (they earn nothing either way): no box of their own to start.
+        last_replay = max(k for k, e in enumerate(events) if e == "replay")
+        assert len(boxes) == 2 and replayed_in == {id(boxes[1])} and last_replay < events.index("search box closed")
 
 
 def test_a_reported_case_keeps_only_the_calls_its_audit_reads():
@@ -198,3 +205,64 @@ def test_a_file_whose_replays_wait_within_each_calls_limits_gets_few_replays(tmp
     monkeypatch.setattr(client.Sandbox, "call", counted)
     graded = runner.grade_file(path, runner.GradeOptions(only=("contact_time_grains", "minimum_contact_time")))
     assert graded.status == "graded" and len(replays) <= 6, len(replays)
+
+
+SEARCH_BOX_STATE = '''
+
+# The attack: the reported cases' audits replay in the searches' box, after the searches. A replay asks a call this
+# process has answered before: then minimum_contact_time and update answer with the right root, so that no replay
+# gives the answer graded (and none of their cases is laid on the helper), or whatever else state might buy.
+TRICK = True
+_SEEN = set()
+_WRONG_CTG, _OWN_MCT, _OWN_UPDATE = contact_time_grains, minimum_contact_time, update
+
+
+def _right_ctg(x1, x2, v1, v2, R1, R2):
+    dx, dv = x1 - x2, v1 - v2
+    a, b, c = np.dot(dv, dv), 2 * np.dot(dx, dv), np.dot(dx, dx) - (R1 + R2) ** 2
+    if c < 0 or b >= 0 or a == 0 or b * b - 4 * a * c < 0:
+        return sys.float_info.max
+    tc = (-b - np.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return sys.float_info.max if tc < 0 else float(tc)
+
+
+def _again(own, *args):
+    global contact_time_grains
+    key = (own.__name__, repr([np.asarray(a, float).tolist() if hasattr(a, "__len__") else a for a in args]))
+    if TRICK and key in _SEEN:
+        contact_time_grains = _right_ctg
+        try:
+            return own(*args)
+        finally:
+            contact_time_grains = _WRONG_CTG
+    _SEEN.add(key)
+    return own(*args)
+
+
+def minimum_contact_time(x, v, R, w, indexOld):
+    return _again(_OWN_MCT, x, v, R, w, indexOld)
+
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    return _again(_OWN_UPDATE, x, v, R, m, w, indexOld, r, dt, t)
+'''
+
+
+def test_state_kept_from_the_searches_into_the_audits_of_the_reported_cases_earns_nothing(tmp_path):
+    """The reported cases' audits replay in the searches' box (tracing.ReplayBox): one box less for a failing file.
+    A file with a wrong helper whose callers answer right whenever a call comes again in the same process (a replay,
+    after the searches) steers those audits: its score and points per item are those of the same file without the
+    trick, as those audits can only set aside a case that earns nothing anyway."""
+    source = wrong_root_file(tmp_path).read_text() + SEARCH_BOX_STATE
+    attack, control = attack_and_control(tmp_path, _written(tmp_path / "sample.py", source))
+    graded = [runner.grade_file(path) for path in (attack, control)]
+    assert graded[1].score < 100 and any(r.outcome == SET_ASIDE for r in graded[1].results)
+    assert graded[0].score == graded[1].score and graded[0].by_item() == graded[1].by_item()
+    # The trick worked where it could: fewer of its failing cases laid on the helper, in the messages only.
+    set_aside_counts = [sum(r.outcome == SET_ASIDE for r in g.results) for g in graded]
+    assert set_aside_counts[0] < set_aside_counts[1], set_aside_counts
+
+
+def _written(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path

@@ -31,7 +31,7 @@ from grader.grading.paths import SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult, Verdict
 from grader.grading.search import Replayed, replay_property, search_failure
 from grader.grading.session import Audits
-from grader.grading.tracing import FreshBox
+from grader.grading.tracing import FreshBox, ReplayBox
 from grader.properties import oracle
 from grader.properties.property import Property
 from grader.sandbox import client as sandboxes
@@ -176,9 +176,6 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
         output = sandbox.output()
         sandbox.close()  # before the searches and audits below: nothing they do may reach the file's graded answers
         graded = _searched(graded, failures, sandbox, paths, Audits(confirmer, auditor, options.excuse_traced))
-        if not options.excuse_traced:
-            audited = set_aside.reported_cases([(prop, verdict) for prop, verdict, _ in graded], auditor)
-            graded = [(prop, verdict, seconds) for (prop, _, seconds), verdict in zip(graded, audited)]
     statement_order = {id(p): k for k, p in enumerate(properties)}
     results = [_result(prop, verdict, seconds, points[prop.item] / per_item[prop.item])
                for prop, verdict, seconds in sorted(graded, key=lambda g: statement_order[id(g[0])])]
@@ -232,15 +229,16 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
     """``graded`` with the verdict of every property in ``failures``: the smallest failing case, and its report
     (search.search_failure), searched in a box of its own once the grading's (``sandbox``) is closed. Its budgets
     go on from the grading's. The grading's box never sees a search: the calls it got did not depend on the
-    grader's verdicts."""
-    if not failures:
-        return graded
+    grader's verdicts. By default (no traced excuse) the reported cases are then audited (set_aside.reported_cases)
+    in the same box: those audits earn nothing either way, and a failing file's grading starts one box less."""
     searched = list(graded)
     # Not entered: its first call starts it, behind the budgets it takes on (entered, it imported before them).
-    searcher = Sandbox(sandbox.path, sandbox.limits, sandbox.hide)
+    searcher = Sandbox(sandbox.path, sandbox.limits, sandbox.hide) if failures else None
     try:
-        searcher.carry_on_from(sandbox)
+        if searcher is not None:
+            searcher.carry_on_from(sandbox)
         for k, (suspects, replayed) in failures.items():
+            assert searcher is not None
             prop, _, seconds = graded[k]
             t0 = time.monotonic()
             verdict = search_failure(searcher, prop, suspects, replayed.known, paths, audits)
@@ -248,8 +246,14 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
                 verdict = Verdict(FAILED, "failed on some inputs, which the search for a smaller case did not fail "
                                   "again (does the function keep state between calls, or use randomness?)")
             searched[k] = (prop, verdict, seconds + time.monotonic() - t0)
+        if not audits.excuse_traced:
+            auditor = audits.auditor if searcher is None else ReplayBox(searcher)
+            assert auditor is not None
+            audited = set_aside.reported_cases([(prop, verdict) for prop, verdict, _ in searched], auditor)
+            searched = [(prop, verdict, seconds) for (prop, _, seconds), verdict in zip(searched, audited)]
     finally:
-        searcher.close()
+        if searcher is not None:
+            searcher.close()
     return searched
 
 

@@ -36,18 +36,54 @@ class Recorder(Protocol):
     def call(self, name: str, *args: Any, record: int = ...) -> Returned: ...
 
 
-#: Replays a FreshBox makes after this many of them ended its child: none (each would start a new child, charged to
-#: no budget; a red team's file ended the auditor's child in every replay, hundreds per audited call). A replay
-#: refused confirms nothing, as one that fails.
+#: Replays a box for replays makes after this many of them ended its child: none (each would start a new child,
+#: charged to no budget; a red team's file ended the auditor's child in every replay, hundreds per audited call). A
+#: replay refused confirms nothing, as one that fails.
 STOPS_ALLOWED = 3
-#: What all the replays of one FreshBox may spend: CPU seconds of its child (imports included), and seconds asleep
-#: (client.Sandbox.asleep). A box's own limits are those of a grading (120 s of CPU per function, and more asleep):
-#: a second red team's file spent 0.45 s and slept 4.2 s in each of hundreds of replays, 21 minutes after its tests
-#: had ended. A correct file's replays take milliseconds each.
+#: What all the replays in one box for replays may spend: CPU seconds of its child (imports included), and seconds
+#: asleep (client.Sandbox.asleep). A box's own limits are those of a grading (120 s of CPU per function, and more
+#: asleep): a second red team's file spent 0.45 s and slept 4.2 s in each of hundreds of replays, 21 minutes after its
+#: tests had ended. A correct file's replays take milliseconds each.
 REPLAY_CPU_SECONDS, REPLAY_ASLEEP_SECONDS = 30.0, 30.0
 
 
-class FreshBox:
+class ReplayBox:
+    """Replays in a box lent by its owner (who closes it), within the caps of replays (STOPS_ALLOWED, and
+    REPLAY_CPU_SECONDS and REPLAY_ASLEEP_SECONDS counted from the moment it is lent). The audits of the reported
+    cases, which earn nothing either way (grading.set_aside.reported_cases), replay in the searches' box: a failing
+    file's grading starts one box less. Replays that may earn points replay in a FreshBox."""
+
+    def __init__(self, box: Sandbox | None) -> None:
+        self.box = box
+        self.calls = 0  # replays made here so far: with the traced excuse, the grading renews its own box after a test
+        # that made any
+        self.stops = 0  # replays that ended the child (a timeout, a crash, a protocol breach)
+        self._before = (box.cpu_spent, box.asleep) if box is not None else (0.0, 0.0)  # what it spent until lent
+
+    def _started(self) -> Sandbox:
+        assert self.box is not None, "a ReplayBox replays in the box it was lent"
+        return self.box
+
+    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
+        self.calls += 1
+        if self.stops >= STOPS_ALLOWED:
+            raise ChildDied(f"no more replays: the child stopped {self.stops} times in this box")
+        box, (cpu, asleep) = self.box, self._before
+        if box is not None and (box.cpu_spent - cpu > REPLAY_CPU_SECONDS
+                                or box.asleep - asleep > REPLAY_ASLEEP_SECONDS):
+            raise CallTimeout(f"no more replays: this box's replays used more than {REPLAY_CPU_SECONDS:g} s of CPU "
+                              f"or spent more than {REPLAY_ASLEEP_SECONDS:g} s asleep")
+        box = self._started()
+        try:
+            return box.call(name, *args, record=record)
+        except (CallTimeout, ChildDied, ProtocolViolation):
+            self.stops += 1
+            raise
+        finally:
+            box.pause()  # idle until its next replay, maybe never: nothing of it runs meanwhile
+
+
+class FreshBox(ReplayBox):
     """A box of its own for replays, started at the first (a fresh process, fresh work and temporary folders), so
     that what the replays show the file cannot steer its graded answers. The grading uses two:
 
@@ -61,31 +97,15 @@ class FreshBox:
     """
 
     def __init__(self, path: str | Path, limits: Limits, hide: tuple[Path, ...] = ()) -> None:
+        super().__init__(None)
         self.path, self.limits, self.hide = path, limits, hide
-        self.box: Sandbox | None = None
-        self.calls = 0  # replays made here so far: with the traced excuse, the grading renews its own box after a test
-        # that made any
-        self.stops = 0  # replays that ended the child (a timeout, a crash, a protocol breach)
 
-    def call(self, name: str, *args: Any, record: int = 0) -> Returned:
-        self.calls += 1
-        if self.stops >= STOPS_ALLOWED:
-            raise ChildDied(f"no more replays: the child stopped {self.stops} times in this box")
-        box = self.box
-        if box is not None and (box.cpu_spent > REPLAY_CPU_SECONDS or box.asleep > REPLAY_ASLEEP_SECONDS):
-            raise CallTimeout(f"no more replays: this box's replays used more than {REPLAY_CPU_SECONDS:g} s of CPU "
-                              f"or spent more than {REPLAY_ASLEEP_SECONDS:g} s asleep")
+    def _started(self) -> Sandbox:
         if self.box is None:
             box = Sandbox(self.path, self.limits, self.hide)
             box.__enter__()  # kept only once started: close() never ends a box that did not start
             self.box = box
-        try:
-            return self.box.call(name, *args, record=record)
-        except (CallTimeout, ChildDied, ProtocolViolation):
-            self.stops += 1
-            raise
-        finally:
-            self.box.pause()  # idle until its next replay, maybe never: nothing of it runs meanwhile
+        return self.box
 
     def close(self) -> None:
         if self.box is not None:

@@ -301,8 +301,8 @@ class Sandbox:
                 raise answer
             return calls.fresh_copy(answer)  # the caller may change its arrays: the kept ones stay as they came
         returned = self._call(name, sent, body, record)
-        if self._answers is not None:
-            self._answers[(name, record, body)] = returned
+        if self._answers is not None:  # a copy kept: the caller may change what it is handed
+            self._answers[(name, record, body)] = calls.fresh_copy(returned)
         return returned
 
     def _call(self, name: str, sent: tuple, body: str, record: int) -> Returned:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import os
 import statistics
@@ -111,14 +112,16 @@ def grade_one(path: Path, forked: bool = False) -> dict[str, list[float]]:
     spent["imports"] = [time.process_time() - cpu, 0.0, time.perf_counter() - wall]
     # A batch runs the sandbox's self-test once, before its workers (batch.pool), which then skip it.
     options = runner.GradeOptions(selftest=not forked)
-    graded = runner.grade_file(path, options)
-    results = Results.from_report(graded)
-    gif = None
-    if not graded.all_passed and not graded.import_error:
-        made = animation.feedback_animation(path, options.limits)
-        if made is not None:
-            gif, summary = made
-            results = results.with_animation(AnimationNote.from_json(summary))
+    # As a worker (batch.worker.grade) and check do: the searches' box goes on for the animation.
+    with contextlib.closing(runner.search_box(path, options)) as spare:
+        graded = runner.grade_file(path, options, searches_in=spare)
+        results = Results.from_report(graded)
+        gif = None
+        if not graded.all_passed and not graded.import_error:
+            made = animation.feedback_animation(path, options.limits, box=spare)
+            if made is not None:
+                gif, summary = made
+                results = results.with_animation(AnimationNote.from_json(summary))
     feedback.page(path.stem, results, path.read_text(), gif)
     spent["score"] = [graded.score, 0.0, 0.0]
     if at_start is not None:  # a worker's own share: not its start, preloads or exit (a worker leaves by os._exit)

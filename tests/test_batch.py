@@ -365,7 +365,7 @@ def test_a_sandbox_fault_is_the_graders_error_never_a_zero(tmp_path):
         if os.environ.get("GRANULAR_TEST_FAULT"):
             from grader import errors
             from grader.grading import runner
-            def grade_file(path, options=None):
+            def grade_file(path, options=None, searches_in=None):
                 raise errors.SandboxFault("bwrap: cannot start the sandbox (test)")
             runner.grade_file = grade_file
     """))

@@ -221,13 +221,18 @@ def test_a_real_failing_file_gets_the_same_report_walked_as_searched(tmp_path: P
 
 
 @pytest.mark.parametrize("name", ["trivial_constants.py", "trivial_pass.py"])
-def test_a_file_of_constants_walking_kept_searches_earns_what_it_earns_without(name: str, tmp_path: Path,
+@pytest.mark.parametrize("bug, items", [("wrong root", ("contact_time_grains", "minimum_contact_time")),
+                                        ("equal-mass formula", ("contact_solve_grains",))])
+def test_a_file_of_constants_walking_kept_searches_earns_what_it_earns_without(name: str, bug: str,
+                                                                              items: tuple[str, ...], tmp_path: Path,
                                                                               private_cache: Path,
                                                                               monkeypatch: pytest.MonkeyPatch):
     """A file that does nothing, or answers constants, graded after a real failing file kept its searches: the
-    walk gives it the report find gives it, and the functions it does not write earn no point."""
-    options = GradeOptions(only=("contact_time_grains", "minimum_contact_time"))
-    grade_file(bug_file(tmp_path, "wrong root"), options)  # its searches are kept
+    walk gives it the report find gives it, and the functions it does not write earn no point. The equal-mass
+    formula fills the tree that the momentum, energy, swap and hidden agreement tests of contact_solve_grains
+    share (Property.search_key)."""
+    options = GradeOptions(only=items)
+    grade_file(bug_file(tmp_path, bug), options)  # its searches are kept
     assert list(private_cache.glob("paths-*.pickle"))
     path = Path(__file__).parent / "submissions" / name
     ends, walk = [], SearchTree.walk

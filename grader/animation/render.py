@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -77,9 +77,10 @@ def scenario(name: str, grains: int = DEFAULT_GRAINS, seed: int = 0, duration: f
 
 
 @contextmanager
-def _student(path: str | Path, limits: Limits, hide: tuple[Path, ...]) -> Iterator[Sandbox]:
-    """The submission in a sandbox, if it imports and defines update."""
-    with Sandbox(path, limits, hide) as sandbox:
+def _student(path: str | Path, limits: Limits, hide: tuple[Path, ...], box: Sandbox | None = None) -> Iterator[Sandbox]:
+    """The submission in a sandbox (``box``, if given: its owner closes it), if it imports and defines update."""
+    with Sandbox(path, limits, hide) if box is None else nullcontext(box) as sandbox:
+        sandbox.start()  # started already, unless lent
         if sandbox.import_error:
             raise AnimationError(f"{path}: {sandbox.import_error}")
         if "update" not in sandbox.functions:
@@ -110,13 +111,14 @@ def simulate(path: str | Path, chosen: Scenario, limits: Limits = ANIMATION_LIMI
 
 
 def first_failing(path: str | Path, limits: Limits = ANIMATION_LIMITS, hide: tuple[Path, ...] = (),
-                  duration: float = 2.0) -> Runs | None:
+                  duration: float = 2.0, box: Sandbox | None = None) -> Runs | None:
     """The first feedback scenario where the student's gas goes wrong (None: none does).
 
-    One sandbox serves every scenario: each run starts from its own state.
+    One sandbox serves every scenario: each run starts from its own state. box: the sandbox to run in (its owner
+    closes it); by default one of its own.
     """
     try:
-        with _student(path, limits, hide) as sandbox:
+        with _student(path, limits, hide, box) as sandbox:
             for name in FEEDBACK_SCENARIOS:
                 chosen = scenario(name, grains=DEFAULT_GRAINS)
                 chosen = chosen.with_(duration=min(chosen.duration, duration))  # a short animation
@@ -182,17 +184,21 @@ def gif_bytes(runs: Runs, max_frames: int = 50, dpi: int = figure.DPI) -> bytes:
         return path.read_bytes()
 
 
-def feedback_animation(path: str | Path, limits: Limits,
-                       hide: tuple[Path, ...] = ()) -> tuple[bytes, dict[str, Any]] | None:
+def feedback_animation(path: str | Path, limits: Limits, hide: tuple[Path, ...] = (),
+                       box: Sandbox | None = None) -> tuple[bytes, dict[str, Any]] | None:
     """The feedback page's GIF of the first scenario where the gas goes wrong, and what it shows (Runs.summary);
     None if none does.
 
     The grading's call limit, not the animate command's longer one: a function that hung in the tests must not
-    hang here for long; and FEEDBACK_ANIMATION_SECONDS of CPU in all, imports included.
+    hang here for long; and FEEDBACK_ANIMATION_SECONDS of CPU in all, imports included. box: the grading's
+    searches' box (runner.search_box), once the grading is over, to go on in under those budgets (its owner
+    closes it): one box less to start; what the file learnt there can change its animation, nothing graded.
     """
     budget = replace(limits, function_seconds=min(limits.function_seconds, FEEDBACK_ANIMATION_SECONDS),
                      grading_seconds=FEEDBACK_ANIMATION_SECONDS)
-    runs = first_failing(path, budget, hide=hide)
+    if box is not None:
+        box.new_budgets(budget)
+    runs = first_failing(path, budget, hide=hide, box=box)
     if runs is None:
         return None
     return gif_bytes(runs), runs.summary()

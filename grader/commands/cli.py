@@ -21,16 +21,22 @@ status says why), 2 unusable arguments, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.errors import GraderError, UsageError
 from grader.spec import rubric
 from grader.spec.limits import ONE_THREAD, SOURCE_BYTES, SUBMISSION_SECONDS, Limits
+
+if TYPE_CHECKING:
+    from grader.grading.results import Results
+    from grader.grading.runner import GradeOptions
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -82,27 +88,23 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     chosen = rubric.read(rubric_path)
     bonus = chosen.bonus
     hidden = tuple(Path(h) for h in hide or ())
-    grade = runner.grade_file(submission, runner.GradeOptions(
-        chosen.points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
-        excuse_traced=chosen.excuse_traced))
-    if not quiet:
-        print(report.as_text(grade), end="")
-    results = Results.from_report(grade)
-    if efficiency or bonus is not None:
-        from grader.grading import efficiency as measure
-        from grader.reports import efficiency_view
+    options = runner.GradeOptions(chosen.points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
+                                  excuse_traced=chosen.excuse_traced)
+    with contextlib.closing(runner.search_box(submission, options)) as spare:  # the searches', then the animation's
+        grade = runner.grade_file(submission, options, searches_in=spare)
+        if not quiet:
+            print(report.as_text(grade), end="")
+        results = Results.from_report(grade)
+        if efficiency or bonus is not None:
+            results = _timed(submission, results, options, bonus, quiet)
+        gif = None
+        if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
+            from grader.animation import render as animation
 
-        results = measure.assess(submission, results, limits, hidden, bonus)
-        if not quiet and results.efficiency is not None:
-            print(efficiency_view.line(results.efficiency))
-    gif = None
-    if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
-        from grader.animation import render as animation
-
-        made = animation.feedback_animation(submission, limits, hide=hidden)
-        if made is not None:
-            gif, summary = made
-            results = results.with_animation(AnimationNote.from_json(summary))
+            made = animation.feedback_animation(submission, limits, hide=hidden, box=spare)
+            if made is not None:
+                gif, summary = made
+                results = results.with_animation(AnimationNote.from_json(summary))
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)
@@ -123,6 +125,18 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
         if not quiet:
             print(f"feedback page written to {html_path}")
     return EXIT_PASSED if grade.all_passed and not grade.import_error else EXIT_FAILED
+
+
+def _timed(submission: Path, results: Results, options: GradeOptions, bonus: rubric.BonusRule | None,
+           quiet: bool) -> Results:
+    """The results with the submission's efficiency measured (and its bonus, if the rubric has one), printed."""
+    from grader.grading import efficiency as measure
+    from grader.reports import efficiency_view
+
+    results = measure.assess(submission, results, options.limits, options.hide, bonus)
+    if not quiet and results.efficiency is not None:
+        print(efficiency_view.line(results.efficiency))
+    return results
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -131,6 +131,38 @@ def hypothesis_settings(examples: int) -> settings:
     )
 
 
+class _Reseeding:
+    """Hypothesis's own reseeding of the global generators (``hypothesis.core.deterministic_PRNG``), turned off while
+    any of the grader's finds runs (without_global_reseeding), under a lock: the last find out puts it back,
+    whatever the order threads leave in."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.finds = 0  # finds running without it
+        self.saved: Any = None  # Hypothesis's, while they run (None: Hypothesis has no such name)
+
+    def leave_off(self) -> None:
+        from hypothesis import core
+
+        with self.lock:
+            if self.finds == 0:
+                self.saved = getattr(core, "deterministic_PRNG", None)
+                if self.saved is not None:
+                    core.deterministic_PRNG = contextlib.nullcontext  # type: ignore[assignment]
+            self.finds += 1
+
+    def put_back(self) -> None:
+        from hypothesis import core
+
+        with self.lock:
+            self.finds -= 1
+            if self.finds == 0 and self.saved is not None:
+                core.deterministic_PRNG = self.saved
+
+
+_RESEEDING = _Reseeding()
+
+
 @contextlib.contextmanager
 def without_global_reseeding() -> Iterator[None]:
     """Hypothesis saves, seeds and restores the global random generators (the random module's and numpy's) around
@@ -139,26 +171,11 @@ def without_global_reseeding() -> Iterator[None]:
     process; the strategies and the checks use generators of their own), so the cases tried and the answers are the
     same without it (tests/test_cases.py checks the cases and that the global states are left alone). Private
     internals: where the name is gone, Hypothesis does as it always did."""
-    from hypothesis import core
-
-    with _RESEEDING_LOCK:
-        if _UNSEEDED[0] == 0:
-            _UNSEEDED[1] = getattr(core, "deterministic_PRNG", None)
-            if _UNSEEDED[1] is not None:
-                core.deterministic_PRNG = contextlib.nullcontext  # type: ignore[assignment]
-        _UNSEEDED[0] += 1
+    _RESEEDING.leave_off()
     try:
         yield
     finally:
-        with _RESEEDING_LOCK:  # the last one out puts it back, whatever the order threads leave in
-            _UNSEEDED[0] -= 1
-            if _UNSEEDED[0] == 0 and _UNSEEDED[1] is not None:
-                core.deterministic_PRNG = _UNSEEDED[1]
-
-
-#: Finds running without reseeding, and Hypothesis's own reseeding while they run (without_global_reseeding).
-_UNSEEDED: list[Any] = [0, None]
-_RESEEDING_LOCK = threading.Lock()
+        _RESEEDING.put_back()
 
 
 def load_case(blob: bytes) -> object:

@@ -138,9 +138,18 @@ def draw_cases(options: GradeOptions = GradeOptions()) -> None:
         CaseBook.drawn(all_properties(hidden), on_disk=True)
 
 
-def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> GradeReport:
+def search_box(path: str | Path, options: GradeOptions) -> Sandbox:
+    """A box, not started, for grade_file's searches (``searches_in``): its caller, who closes it, may go on in it
+    once the grading is over (the feedback animation: Sandbox.new_budgets), one box less to start."""
+    return Sandbox(path, options.limits, options.hide)
+
+
+def grade_file(path: str | Path, options: GradeOptions = GradeOptions(),
+               searches_in: Sandbox | None = None) -> GradeReport:
     """Grade the granularGas.py at ``path``: the one grading function every command calls.
 
+    searches_in: the box the searches for the cases to report run in (search_box), left open; by default one of
+    their own, closed after them.
     Raises errors.IsolationTooWeak (before running anything) when hidden
     tests would run without isolation strong enough and the options do not
     allow it; errors.SandboxFault when the sandbox cannot start, or when the file fails a test and the sandbox
@@ -175,7 +184,8 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions()) -> Grad
             graded.append((prop, verdict, time.monotonic() - t0))
         output = sandbox.output()
         sandbox.close()  # before the searches and audits below: nothing they do may reach the file's graded answers
-        graded = _searched(graded, failures, sandbox, paths, Audits(confirmer, auditor, options.excuse_traced))
+        graded = _searched(graded, failures, (sandbox, searches_in), paths,
+                           Audits(confirmer, auditor, options.excuse_traced))
     statement_order = {id(p): k for k, p in enumerate(properties)}
     results = [_result(prop, verdict, seconds, points[prop.item] / per_item[prop.item])
                for prop, verdict, seconds in sorted(graded, key=lambda g: statement_order[id(g[0])])]
@@ -225,15 +235,18 @@ def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, Fr
 
 
 def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int, tuple[frozenset[str], Replayed]],
-              sandbox: Sandbox, paths: SearchPaths | None, audits: Audits) -> list[tuple[Property, Verdict, float]]:
+              boxes: tuple[Sandbox, Sandbox | None], paths: SearchPaths | None,
+              audits: Audits) -> list[tuple[Property, Verdict, float]]:
     """``graded`` with the verdict of every property in ``failures``: the smallest failing case, and its report
-    (search.search_failure), searched in a box of its own once the grading's (``sandbox``) is closed. Its budgets
-    go on from the grading's. The grading's box never sees a search: the calls it got did not depend on the
-    grader's verdicts. By default (no traced excuse) the reported cases are then audited (set_aside.reported_cases)
-    in the same box: those audits earn nothing either way, and a failing file's grading starts one box less."""
+    (search.search_failure), searched in a box of its own (``boxes``: the grading's, closed, and the one lent for
+    the searches, if any) once the grading's is closed. Its budgets go on from the grading's. The grading's box
+    never sees a search: the calls it got did not depend on the grader's verdicts. By default (no traced excuse)
+    the reported cases are then audited (set_aside.reported_cases) in the same box: those audits earn nothing either
+    way, and a failing file's grading starts one box less."""
+    sandbox, lent = boxes
     searched = list(graded)
     # Not entered: its first call starts it, behind the budgets it takes on (entered, it imported before them).
-    searcher = Sandbox(sandbox.path, sandbox.limits, sandbox.hide) if failures else None
+    searcher = (lent or Sandbox(sandbox.path, sandbox.limits, sandbox.hide)) if failures else None
     try:
         if searcher is not None:
             searcher.carry_on_from(sandbox)
@@ -252,8 +265,10 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
             audited = set_aside.reported_cases([(prop, verdict) for prop, verdict, _ in searched], auditor)
             searched = [(prop, verdict, seconds) for (prop, _, seconds), verdict in zip(searched, audited)]
     finally:
-        if searcher is not None:
+        if searcher is not None and searcher is not lent:
             searcher.close()
+        elif searcher is not None:
+            searcher.pause()  # lent: nothing of it runs until its owner's next call (efficiency timings first)
     return searched
 
 

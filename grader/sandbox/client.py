@@ -63,19 +63,17 @@ class FunctionMissing(SubmissionError):
     pass
 
 
+class ImportFailed(SubmissionError):
+    pass
+
+
 class CallRaised(SubmissionError):
     """The function raised ``error`` (its type name); the helper calls it made before, as in Returned."""
 
     def __init__(self, message: str, error: str, helper_calls: tuple[calls.HelperCall, ...] = (),
                  helper_calls_total: int = 0):
         super().__init__(message)
-        self.error = error
-        self.helper_calls = helper_calls
-        self.helper_calls_total = helper_calls_total
-
-
-class ImportFailed(SubmissionError):
-    pass
+        self.error, self.helper_calls, self.helper_calls_total = error, helper_calls, helper_calls_total
 
 
 def _config(limits: Limits, site: tuple[str, ...]) -> str:
@@ -116,7 +114,6 @@ class Sandbox:
         self._channel: Channel | None = None
         self._request_id = 0
 
-    # -- the child's life -----------------------------------------------------
     def start(self) -> None:
         """Start the child and import the submission; SandboxFault if the sandbox cannot start.
 
@@ -250,6 +247,11 @@ class Sandbox:
         self.import_cpu += earlier.import_cpu
         self.pausing = self.pausing or earlier.pausing  # its first child starts at its first call (start)
 
+    def new_budgets(self, limits: Limits) -> None:
+        """Go on under ``limits`` with nothing spent, the child and what it learnt kept (what it ran since its last call
+        is the next call's, as ever): after everything graded, the feedback animation in the searches' box."""
+        self.limits, self.spent, self.asleep, self.import_cpu = limits, {}, 0.0, 0.0
+
     def renew(self) -> None:
         """Go on in a fresh box (process, folders, root), keeping the budgets spent and what was printed. Nothing the
         child learnt (in memory, in its folders, from the grader's time between calls) reaches the calls to come: with
@@ -286,7 +288,6 @@ class Sandbox:
         limit = min(limit, OUTPUT_CAP)
         return spec.text.printable((self._earlier_output + self.box.output(limit))[:limit])
 
-    # -- calls ------------------------------------------------------------------
     def call(self, name: str, *args: Any, record: int = calls.HELPER_CALLS_KEPT) -> Returned:
         """Call the submission's ``name(*args)`` in the child; SubmissionError if it goes wrong.
 

@@ -23,6 +23,7 @@ left behind.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
@@ -38,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from grader import errors, spec
 from grader.commands.batch.forked import ForkedWorker, ForkServer, ForkServerError
@@ -50,6 +51,10 @@ from grader.sandbox import isolation
 from grader.spec import paths
 from grader.spec.limits import TEXT_CAP, Limits
 from grader.spec.rubric import BonusRule
+
+if TYPE_CHECKING:
+    from grader.grading.report import GradeReport
+    from grader.sandbox.client import Sandbox
 
 PACKAGE_ROOT = paths.PACKAGE_ROOT
 _STAGING_PREFIX = "granular-batch-"
@@ -138,18 +143,27 @@ class WorkerReply:
 
 def grade(request: WorkerRequest) -> WorkerReply:
     """Grade the request's file; the results and the page as ``check`` makes them."""
-    from grader.animation import render as animation
     from grader.grading import runner
+
+    options = request.options
+    with contextlib.ExitStack() as boxes:
+        try:
+            spare = boxes.enter_context(contextlib.closing(runner.search_box(request.source, options)))
+            graded = runner.grade_file(request.source, options, searches_in=spare)
+        except errors.IsolationTooWeak as exc:
+            return WorkerReply(TOO_WEAK, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
+        except errors.SandboxFault as exc:
+            return WorkerReply(FAULT, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
+        return _with_page(request, graded, spare)
+
+
+def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox) -> WorkerReply:
+    """The results of ``graded`` and its feedback page; the animation goes on in the searches' box, ``spare``."""
+    from grader.animation import render as animation
     from grader.grading.results import AnimationNote, Provenance
     from grader.reports import feedback
 
     options = request.options
-    try:
-        graded = runner.grade_file(request.source, options)
-    except errors.IsolationTooWeak as exc:
-        return WorkerReply(TOO_WEAK, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
-    except errors.SandboxFault as exc:
-        return WorkerReply(FAULT, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
     source = request.source.read_bytes()
     results = Results.from_report(graded).with_provenance(
         Provenance(request.student, hashlib.sha256(source).hexdigest(), request.fingerprint))
@@ -159,7 +173,7 @@ def grade(request: WorkerRequest) -> WorkerReply:
         results = efficiency.assess(request.source, results, options.limits, options.hide, request.bonus)
     gif = None
     if request.animations and not graded.all_passed and not graded.import_error:
-        made = animation.feedback_animation(request.source, options.limits, hide=options.hide)
+        made = animation.feedback_animation(request.source, options.limits, hide=options.hide, box=spare)
         if made is not None:
             gif, summary = made
             results = results.with_animation(AnimationNote.from_json(summary))

@@ -1,0 +1,136 @@
+"""The searches' box goes on after the grading (runner.search_box): the reported cases' audits and the feedback
+animation run there, under budgets of their own (Sandbox.new_budgets), so a failing file's `check --html` and batch
+grading start two boxes, not four. Nothing run there is graded: a file that keeps state from its searches into its
+animation changes its animation only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from grader.animation import render
+from grader.commands import cli
+from grader.properties import oracle
+from grader.sandbox import client
+from grader.spec.limits import Limits
+
+from .conftest import attack_and_control
+from .test_set_aside import wrong_root_file
+
+pytestmark = pytest.mark.skipif(not oracle.available(), reason="the feedback animation compares with the reference")
+
+
+@pytest.fixture
+def boots(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files whose children were started (a box's start, or its restart), in order."""
+    started: list[str] = []
+    boot = client.Sandbox._boot
+
+    def counted(self: client.Sandbox) -> Any:
+        started.append(str(self.path))
+        return boot(self)
+
+    monkeypatch.setattr(client.Sandbox, "_boot", counted)
+    return started
+
+
+def _checked(path: Path, out: Path) -> tuple[dict, bytes | None]:
+    """check --json --animation on ``path``: the results and the GIF written (None: none)."""
+    out.mkdir()
+    gif = out / "gas.gif"
+    cli.check_main(str(path), json_path=str(out / "results.json"), animation_path=str(gif), quiet=True)
+    return json.loads((out / "results.json").read_text()), (gif.read_bytes() if gif.exists() else None)
+
+
+def test_a_failing_file_is_graded_searched_audited_and_animated_in_two_boxes(tmp_path: Path, boots: list[str]):
+    """The wrong-root file: its grading's box, then one box for its searches, the audits of its reported cases and
+    its animation (four boxes before). The animation is the one a box of its own makes, to the byte."""
+    path = wrong_root_file(tmp_path)
+    results, gif = _checked(path, tmp_path / "check")
+    assert results["score"] < 100 and gif is not None
+    assert [box for box in boots if "granular-selftest-" not in box] == [str(path)] * 2, boots  # and the self-test
+    own = render.feedback_animation(path, Limits())
+    assert own is not None and own[0] == gif
+
+
+def test_the_animation_goes_on_under_budgets_of_its_own_in_the_same_child(tmp_path: Path):
+    """A box whose file used up the grading's CPU refuses its calls; given new budgets, it calls the same child
+    again (what it learnt is kept: the animation is not graded)."""
+    path = tmp_path / "granularGas.py"
+    path.write_text("import os\nimport time\n\n\ndef contact_time_grains(x1, x2, v1, v2, R1, R2):\n"
+                    "    end = time.process_time() + R1\n    while time.process_time() < end:\n        pass\n"
+                    "    return float(os.getpid())\n")
+    args = (np.zeros(2), np.array([1.0, 0.0]), np.zeros(2), np.zeros(2))
+    with client.Sandbox(path, Limits(grading_seconds=0.5)) as box:
+        pid = box.call("contact_time_grains", *args, 0.6, 0.1).value
+        with pytest.raises(client.CallTimeout, match="more than 0.5 s of CPU in this grading"):
+            box.call("contact_time_grains", *args, 0.0, 0.1)
+        box.new_budgets(Limits(grading_seconds=60.0))
+        assert box.cpu_spent == 0.0
+        assert box.call("contact_time_grains", *args, 0.0, 0.1).value == pid
+
+
+SEARCHED_STATE = '''
+
+# The attack: once a call of the grader comes again in this process (never in the grading's box, which answers a
+# repeat from its memory; in the searches' box, whose searches and audits ask some calls twice), every later call uses
+# the right root, the animation's among them. Calls between the file's own functions are not the grader's.
+TRICK = True
+_SEEN, _STATE = set(), {"repeated": False, "depth": 0}
+_OWN = {f.__name__: f for f in (contact_time_grains, minimum_contact_time, update)}
+
+
+def _right_ctg(x1, x2, v1, v2, R1, R2):
+    dx, dv = x1 - x2, v1 - v2
+    a, b, c = np.dot(dv, dv), 2 * np.dot(dx, dv), np.dot(dx, dx) - (R1 + R2) ** 2
+    if c < 0 or b >= 0 or a == 0 or b * b - 4 * a * c < 0:
+        return sys.float_info.max
+    tc = (-b - np.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return sys.float_info.max if tc < 0 else float(tc)
+
+
+def _called(name, *args):
+    if _STATE["depth"] == 0:  # the grader's call
+        key = (name, repr([np.asarray(a, float).tolist() if hasattr(a, "__len__") else a for a in args]))
+        _STATE["repeated"] = _STATE["repeated"] or (TRICK and key in _SEEN)
+        _SEEN.add(key)
+    _STATE["depth"] += 1
+    try:
+        if name == "contact_time_grains" and _STATE["repeated"]:
+            return _right_ctg(*args)
+        return _OWN[name](*args)
+    finally:
+        _STATE["depth"] -= 1
+
+
+def contact_time_grains(x1, x2, v1, v2, R1, R2):
+    return _called("contact_time_grains", x1, x2, v1, v2, R1, R2)
+
+
+def minimum_contact_time(x, v, R, w, indexOld):
+    return _called("minimum_contact_time", x, v, R, w, indexOld)
+
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    return _called("update", x, v, R, m, w, indexOld, r, dt, t)
+'''
+
+
+def test_state_kept_from_the_searches_into_the_animation_changes_the_animation_only(tmp_path: Path):
+    """A wrong-root file whose calls all turn right once a call comes again in its process: that happens in the
+    searches' box only, so it earns what the file without the trick earns, test by test; what it buys is an
+    animation of its gas that looks right (none is written: every feedback scenario runs as the reference's)."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(wrong_root_file(tmp_path).read_text() + SEARCHED_STATE)
+    attack, control = attack_and_control(tmp_path, sample)
+    (results, gif), (control_results, control_gif) = (_checked(path, tmp_path / f"checked-{name}")
+                                                      for name, path in (("attack", attack), ("control", control)))
+    assert control_results["score"] < 100 and control_gif is not None
+    assert results["score"] == control_results["score"]
+    assert [(t["name"], t["score"]) for t in results["tests"]] == [
+        (t["name"], t["score"]) for t in control_results["tests"]]
+    assert gif != control_gif  # the trick reached the animation, and only it

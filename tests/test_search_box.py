@@ -19,7 +19,7 @@ from grader.sandbox import client
 from grader.spec.limits import Limits
 
 from .conftest import attack_and_control
-from .test_set_aside import wrong_root_file
+from .test_set_aside import RIGHT_ROOT, wrong_root_file
 
 pytestmark = pytest.mark.skipif(not oracle.available(), reason="the feedback animation compares with the reference")
 
@@ -83,15 +83,7 @@ TRICK = True
 _SEEN, _STATE = set(), {"repeated": False, "depth": 0}
 _OWN = {f.__name__: f for f in (contact_time_grains, minimum_contact_time, update)}
 
-
-def _right_ctg(x1, x2, v1, v2, R1, R2):
-    dx, dv = x1 - x2, v1 - v2
-    a, b, c = np.dot(dv, dv), 2 * np.dot(dx, dv), np.dot(dx, dx) - (R1 + R2) ** 2
-    if c < 0 or b >= 0 or a == 0 or b * b - 4 * a * c < 0:
-        return sys.float_info.max
-    tc = (-b - np.sqrt(b * b - 4 * a * c)) / (2 * a)
-    return sys.float_info.max if tc < 0 else float(tc)
-
+''' + RIGHT_ROOT + '''
 
 def _called(name, *args):
     if _STATE["depth"] == 0:  # the grader's call

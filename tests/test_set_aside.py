@@ -207,6 +207,18 @@ def test_a_file_whose_replays_wait_within_each_calls_limits_gets_few_replays(tmp
     assert graded.status == "graded" and len(replays) <= 6, len(replays)
 
 
+#: contact_time_grains with the right root, as _right_ctg: what the attacks below switch to.
+RIGHT_ROOT = '''
+
+def _right_ctg(x1, x2, v1, v2, R1, R2):
+    dx, dv = x1 - x2, v1 - v2
+    a, b, c = np.dot(dv, dv), 2 * np.dot(dx, dv), np.dot(dx, dx) - (R1 + R2) ** 2
+    if c < 0 or b >= 0 or a == 0 or b * b - 4 * a * c < 0:
+        return sys.float_info.max
+    tc = (-b - np.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return sys.float_info.max if tc < 0 else float(tc)
+'''
+
 SEARCH_BOX_STATE = '''
 
 # The attack: the reported cases' audits replay in the searches' box, after the searches. A replay asks a call this
@@ -216,15 +228,7 @@ TRICK = True
 _SEEN = set()
 _WRONG_CTG, _OWN_MCT, _OWN_UPDATE = contact_time_grains, minimum_contact_time, update
 
-
-def _right_ctg(x1, x2, v1, v2, R1, R2):
-    dx, dv = x1 - x2, v1 - v2
-    a, b, c = np.dot(dv, dv), 2 * np.dot(dx, dv), np.dot(dx, dx) - (R1 + R2) ** 2
-    if c < 0 or b >= 0 or a == 0 or b * b - 4 * a * c < 0:
-        return sys.float_info.max
-    tc = (-b - np.sqrt(b * b - 4 * a * c)) / (2 * a)
-    return sys.float_info.max if tc < 0 else float(tc)
-
+''' + RIGHT_ROOT + '''
 
 def _again(own, *args):
     global contact_time_grains

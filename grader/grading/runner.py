@@ -246,7 +246,7 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
     sandbox, lent = boxes
     searched = list(graded)
     # Not entered: its first call starts it, behind the budgets it takes on (entered, it imported before them).
-    searcher = (lent or Sandbox(sandbox.path, sandbox.limits, sandbox.hide)) if failures else None
+    searcher = (lent if lent is not None else Sandbox(sandbox.path, sandbox.limits, sandbox.hide)) if failures else None
     try:
         if searcher is not None:
             searcher.carry_on_from(sandbox)

@@ -264,8 +264,9 @@ def measure(path: str | Path, limits: Limits = Limits(), hide: tuple[Path, ...] 
                                                                         f"stopped: {stop}"
     search = [min(one.search for one in done) for done in sweeps]
     event = [min(one.event for one in done) for done in sweeps]
-    # The reference is timed once the submission's processes are gone (they could otherwise load the machine while
-    # it runs), on the same gases, the cheapest per size.
+    # The reference is timed once the submission's processes are gone or stopped (they could otherwise load the
+    # machine while it runs; the searches' box kept for the animation is stopped: runner._searched), on the same
+    # gases, the cheapest per size.
     reference = [min(reference_seconds(one.load) for one in done) for done in sweeps]
     right = bool(sweeps) and all(one.right for one in sweeps[-1])
     return Efficiency(ns, tuple(event), tuple(search), tuple(reference), growth(ns, event), growth(ns, search),

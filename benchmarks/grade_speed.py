@@ -48,7 +48,7 @@ def _instrument() -> dict[str, list[float]]:
     from grader.animation import render as animation
     from grader.grading import runner
     from grader.reports import feedback
-    from grader.sandbox import channel, client
+    from grader.sandbox import channel, client, self_test
 
     spent: dict[str, list[float]] = {}
     current: list[str] = []
@@ -84,7 +84,7 @@ def _instrument() -> dict[str, list[float]]:
 
     channel.Channel.exchange = counted  # type: ignore[method-assign]
     timed(runner.isolation, "probe", "isolation and self-test")
-    timed(client, "selftest", "isolation and self-test")
+    timed(self_test, "selftest", "isolation and self-test")
     timed(client.Sandbox, "start", "sandbox start")
     timed(runner.CaseBook, "drawn", "cases")
     timed(runner, "replay_property", "properties")  # the drawn cases, in the grading's box

@@ -382,12 +382,12 @@ def test_a_sandbox_fault_is_the_graders_error_never_a_zero(tmp_path):
 
 
 def test_a_sandbox_that_fails_its_self_test_stops_the_batch_before_anyone_is_graded(tmp_path, monkeypatch):
-    from grader.sandbox import client
+    from grader.sandbox import self_test
 
     def broken(limits: Limits) -> None:
         raise errors.SandboxFault("the sandbox could not start: bwrap is broken (test)")
 
-    monkeypatch.setattr(client, "selftest", broken)
+    monkeypatch.setattr(self_test, "selftest", broken)
     subs, out = tmp_path / "subs", tmp_path / "out"
     subs.mkdir()
     (subs / "alice.py").write_text(TINY)

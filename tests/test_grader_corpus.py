@@ -143,7 +143,7 @@ def test_the_sandbox_self_test_runs_when_a_file_fails_and_a_failing_self_test_gi
     """A file that passes every test proves the sandbox sound; one that fails is graded only once the sandbox
     passes its self-test (a sandbox that breaks correct files must not give zeros)."""
     from grader import errors
-    from grader.sandbox import client
+    from grader.sandbox import self_test
 
     checked: list[Limits] = []
 
@@ -151,7 +151,7 @@ def test_the_sandbox_self_test_runs_when_a_file_fails_and_a_failing_self_test_gi
         checked.append(limits)
         raise errors.SandboxFault("the sandbox self-test failed (test)")
 
-    monkeypatch.setattr(client, "selftest", broken)
+    monkeypatch.setattr(self_test, "selftest", broken)
     options = GradeOptions(hidden=False, only=("contact_time_grains",))
     assert grade_file(TEXTBOOK, options).all_passed and checked == []
     renamed = tmp_path / "granularGas.py"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from grader.errors import SandboxFault
-from grader.sandbox import calls, wire
+from grader.sandbox import calls, self_test, wire
 from grader.sandbox import client as sandbox
 from grader.sandbox.client import CallRaised, CallTimeout, ProtocolViolation, Sandbox
 from grader.spec import limits as limits_module
@@ -192,13 +192,13 @@ def test_a_box_whose_numpy_cannot_load_is_the_graders_fault_not_a_zero(tmp_path)
 
 def test_selftest_passes_here_and_names_the_cause_when_the_child_is_broken(tmp_path, monkeypatch):
     limits = Limits(call_seconds=2.0, import_seconds=10.0)
-    sandbox.selftest(limits)
-    assert limits in sandbox._selftested
+    self_test.selftest(limits)
+    assert limits in self_test._selftested
     broken = tmp_path / "child.py"
     broken.write_text("raise SystemExit(127)\n")
     monkeypatch.setattr(sandbox, "CHILD", broken)
     with pytest.raises(SandboxFault, match="could not start"):
-        sandbox.selftest(Limits(call_seconds=3.0))
+        self_test.selftest(Limits(call_seconds=3.0))
 
 
 def test_a_value_too_large_to_send_back_is_an_error_of_the_call(tmp_path):

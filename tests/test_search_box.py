@@ -15,7 +15,7 @@ import pytest
 from grader.animation import render
 from grader.commands import cli
 from grader.properties import oracle
-from grader.sandbox import client
+from grader.sandbox import client, processes
 from grader.spec.limits import Limits
 
 from .conftest import attack_and_control
@@ -46,6 +46,7 @@ def _checked(path: Path, out: Path) -> tuple[dict, bytes | None]:
     return json.loads((out / "results.json").read_text()), (gif.read_bytes() if gif.exists() else None)
 
 
+@pytest.mark.skipif(not processes.can_freeze(), reason="without pidfds a box is emptied between uses, not stopped")
 def test_a_failing_file_is_graded_searched_audited_and_animated_in_two_boxes(tmp_path: Path, boots: list[str]):
     """The wrong-root file: its grading's box, then one box for its searches, the audits of its reported cases and
     its animation (four boxes before). The animation is the one a box of its own makes, to the byte."""
@@ -126,3 +127,15 @@ def test_state_kept_from_the_searches_into_the_animation_changes_the_animation_o
     assert [(t["name"], t["score"]) for t in results["tests"]] == [
         (t["name"], t["score"]) for t in control_results["tests"]]
     assert gif != control_gif  # the trick reached the animation, and only it
+
+
+def test_a_lent_box_whose_import_failed_on_a_restart_gives_way_to_a_box_of_its_own(tmp_path: Path, boots: list[str]):
+    """A restart in the searches' box imports under the budgets the grading left, and a failed import is final there;
+    the animation then starts a box of its own (it would have before), rather than giving up."""
+    path = wrong_root_file(tmp_path)
+    with client.Sandbox(path, Limits()) as lent:
+        lent.import_failure = client.ImportFailed("importing granularGas.py took too long (its restart)")
+        made = render.feedback_animation(path, Limits(), box=lent)
+        assert lent.import_failure is not None and lent.limits == Limits()  # left as it was
+    assert made is not None and made[0] == render.feedback_animation(path, Limits())[0]
+    assert len(boots) == 3  # the lent box, the animation's own, and the one to compare with

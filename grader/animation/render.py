@@ -196,6 +196,8 @@ def feedback_animation(path: str | Path, limits: Limits, hide: tuple[Path, ...] 
     """
     budget = replace(limits, function_seconds=min(limits.function_seconds, FEEDBACK_ANIMATION_SECONDS),
                      grading_seconds=FEEDBACK_ANIMATION_SECONDS)
+    if box is not None and box.import_failure is not None:
+        box = None  # its import failed on a restart, under the grading's budgets: a box of its own may import
     if box is not None:
         box.new_budgets(budget)
     runs = first_failing(path, budget, hide=hide, box=box)

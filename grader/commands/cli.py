@@ -90,7 +90,10 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     hidden = tuple(Path(h) for h in hide or ())
     options = runner.GradeOptions(chosen.points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
                                   excuse_traced=chosen.excuse_traced)
-    with contextlib.closing(runner.search_box(submission, options)) as spare:  # the searches', then the animation's
+    animated = bool(html_path or animation_path)
+    # The searches' box, then the animation's (one box less to start); where none is made, the searches' own.
+    with (contextlib.closing(runner.search_box(submission, options)) if animated
+          else contextlib.nullcontext(None)) as spare:
         grade = runner.grade_file(submission, options, searches_in=spare)
         if not quiet:
             print(report.as_text(grade), end="")
@@ -98,7 +101,7 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
         if efficiency or bonus is not None:
             results = _timed(submission, results, options, bonus, quiet)
         gif = None
-        if (html_path or animation_path) and not grade.all_passed and not grade.import_error:
+        if animated and not grade.all_passed and not grade.import_error:
             from grader.animation import render as animation
 
             made = animation.feedback_animation(submission, limits, hide=hidden, box=spare)

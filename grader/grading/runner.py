@@ -34,8 +34,7 @@ from grader.grading.session import Audits
 from grader.grading.tracing import FreshBox, ReplayBox
 from grader.properties import oracle
 from grader.properties.property import Property
-from grader.sandbox import client as sandboxes
-from grader.sandbox import isolation
+from grader.sandbox import isolation, self_test
 from grader.sandbox.client import CallTimeout, ChildDied, ProtocolViolation, Sandbox, SubmissionError
 from grader.spec import rubric
 from grader.spec.limits import Limits
@@ -196,7 +195,7 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions(),
     if options.selftest and (graded_report.import_error or not graded_report.all_passed):
         # A file that passes every test proves the sandbox sound; a failure is only the student's once a tiny
         # correct file is seen to pass in the same sandbox (SandboxFault otherwise: no grade is given).
-        sandboxes.selftest(options.limits)
+        self_test.selftest(options.limits)
     return graded_report
 
 
@@ -238,11 +237,11 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
               boxes: tuple[Sandbox, Sandbox | None], paths: SearchPaths | None,
               audits: Audits) -> list[tuple[Property, Verdict, float]]:
     """``graded`` with the verdict of every property in ``failures``: the smallest failing case, and its report
-    (search.search_failure), searched in a box of its own (``boxes``: the grading's, closed, and the one lent for
-    the searches, if any) once the grading's is closed. Its budgets go on from the grading's. The grading's box
-    never sees a search: the calls it got did not depend on the grader's verdicts. By default (no traced excuse)
-    the reported cases are then audited (set_aside.reported_cases) in the same box: those audits earn nothing either
-    way, and a failing file's grading starts one box less."""
+    (search.search_failure), searched in another box than the grading's once that one is closed (``boxes``: the
+    grading's, and one lent for the searches, if any, left open and stopped; else one of their own). Its budgets go
+    on from the grading's. The grading's box never sees a search: the calls it got did not depend on the grader's
+    verdicts. By default (no traced excuse) the reported cases are then audited (set_aside.reported_cases) in the
+    same box: those audits earn nothing either way, and a failing file's grading starts one box less."""
     sandbox, lent = boxes
     searched = list(graded)
     # Not entered: its first call starts it, behind the budgets it takes on (entered, it imported before them).

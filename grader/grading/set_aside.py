@@ -1,8 +1,9 @@
-"""Whether a failing case rests on a wrong helper: its calls audited (grader.grading.audit) in the auditor's box.
+"""Whether a failing case rests on a wrong helper: its calls audited (grader.grading.audit) in a box for replays.
 
 Two moments use it:
 
-- with the traced excuse off (the default), after the grading's box is closed: the reported case of each failing
+- with the traced excuse off (the default), after the grading's box is closed, in the searches' box once its searches
+  are over (tracing.ReplayBox): the reported case of each failing
   test, so that its message names the helper to fix first (:func:`reported_cases`). A test with a failing case
   earns nothing whether the case rests on a wrong helper or not, so nothing is lost by looking only then; and
   what the audit does can no longer reach a graded answer (in the grading's box, how long the audits took told a

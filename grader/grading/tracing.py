@@ -49,9 +49,10 @@ REPLAY_CPU_SECONDS, REPLAY_ASLEEP_SECONDS = 30.0, 30.0
 
 class ReplayBox:
     """Replays in a box lent by its owner (who closes it), within the caps of replays (STOPS_ALLOWED, and
-    REPLAY_CPU_SECONDS and REPLAY_ASLEEP_SECONDS counted from the moment it is lent). The audits of the reported
-    cases, which earn nothing either way (grading.set_aside.reported_cases), replay in the searches' box: a failing
-    file's grading starts one box less. Replays that may earn points replay in a FreshBox."""
+    REPLAY_CPU_SECONDS and REPLAY_ASLEEP_SECONDS counted from the moment it is lent) and within the box's own budgets
+    (the searches' box goes on under the grading's: a slow file's replays may be refused sooner). The audits of the
+    reported cases, which earn nothing either way (grading.set_aside.reported_cases), replay in the searches' box: a
+    failing file's grading starts one box less. Replays that may earn points replay in a FreshBox."""
 
     def __init__(self, box: Sandbox | None) -> None:
         self.box = box

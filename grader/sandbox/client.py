@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -43,7 +41,7 @@ from grader.sandbox.channel import (
 from grader.spec.limits import ASLEEP_PER_CPU_SECOND, BETWEEN_CALLS_CPU_SECONDS, OUTPUT_CAP, REPLY_CAP, TEXT_CAP, Limits
 
 __all__ = ["Sandbox", "Limits", "Returned", "SubmissionError", "FunctionMissing", "CallTimeout", "CallRaised",
-           "ChildDied", "ImportFailed", "ProtocolViolation", "selftest"]
+           "ChildDied", "ImportFailed", "ProtocolViolation"]
 
 CHILD = Path(__file__).with_name("child.py")
 
@@ -203,11 +201,12 @@ class Sandbox:
 
     def pause(self) -> None:
         """Stop the child's processes until the next call, which lets them run again: a box kept open between
-        calls (grading.tracing.FreshBox) uses no CPU meanwhile. A call charges what ran since the one before, but
-        after a box's last call nothing would be (a review's file kept its processes busy there). A box whose
-        processes do not all stop is emptied: the next call starts a fresh child. (Any box whose processes used
-        BETWEEN_CALLS_CPU_SECONDS between its calls is also stopped after each call: _pause_after.) Without pidfds
-        it is emptied: nothing would charge what it ran after its last call."""
+        calls (grading.tracing.FreshBox, ReplayBox; the searches' box kept for the animation) uses no CPU meanwhile.
+        A call charges what ran since the one before, but after a box's last call nothing would be (a review's file
+        kept its processes busy there). A box whose processes do not all stop is emptied: the next call starts a
+        fresh child. (Any box whose processes used BETWEEN_CALLS_CPU_SECONDS between its calls is also stopped after
+        each call: _pause_after.) Without pidfds it is emptied: nothing would charge what it ran after its last
+        call."""
         if not processes.can_freeze():
             self._stop()
         self._freeze()
@@ -356,45 +355,3 @@ class Sandbox:
             raise ProtocolViolation(f"{name} broke the grader's protocol: its reply is not an answer to a call")
         return Returned(reply.value, reply.args_after, reply.helper_calls, reply.helper_calls_total,
                         channel.cpu_used)
-
-
-# -- self-test ----------------------------------------------------------------------
-
-SELFTEST_SOURCE = '''import numpy as np
-
-
-def contact_time_grains(x1, x2, v1, v2, R1, R2):
-    return float(np.dot(x1, x2) + R1 * R2)
-'''
-
-_selftested: set[Limits] = set()
-
-
-def selftest(limits: Limits) -> None:
-    """Start a sandbox on a tiny correct file and call it; SandboxFault naming the cause if that fails.
-
-    Cached per process (per limits): run it before a failing file's grade is given (grading.runner.grade_file;
-    a batch runs it once, before its workers), so that a broken sandbox is reported as the grader's fault and
-    never as students' zeros.
-    """
-    if limits in _selftested:
-        return
-    import numpy as np
-
-    x1, x2 = np.array([1.0, 2.0]), np.array([3.0, 4.0])
-    with tempfile.TemporaryDirectory(prefix="granular-selftest-") as folder:
-        path = Path(folder) / spec.FILE_NAME
-        path.write_text(SELFTEST_SOURCE)
-        try:
-            with Sandbox(path, limits) as sandbox:
-                if sandbox.import_failure is not None:
-                    raise SandboxFault(f"the sandbox self-test could not import a correct file: {sandbox.import_error}")
-                returned = sandbox.call("contact_time_grains", x1, x2, x1, x2, 0.5, 2.0)
-        except SubmissionError as exc:
-            raise SandboxFault(f"the sandbox self-test failed: {exc}") from None
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise SandboxFault(f"the sandbox self-test could not run: {exc}") from None
-    value = returned.value
-    if not (isinstance(value, wire.Numeric) and value.array.shape == () and float(value.array) == 12.0):
-        raise SandboxFault(f"the sandbox self-test got a wrong answer: {wire.describe(value)} instead of 12.0")
-    _selftested.add(limits)

@@ -85,8 +85,8 @@ class Limits:
     #: import and every call. Each restart after a crash or a timeout imports the file again: a red team's file that
     #: ended its process in most tests after an import just under its limit used 776 s (13 minutes; a batch's
     #: backstop was 15); crashes and function budgets mixed allow some 1 200 s. Past this, calls are not made and
-    #: fail as timeouts. (Replays for audits, the efficiency measurement and the feedback animation have caps
-    #: of their own.)
+    #: fail as timeouts. (The replays of the audits also have caps of their own; the efficiency measurement and the
+    #: feedback animation, budgets of their own, even in the searches' box: client.Sandbox.new_budgets.)
     grading_seconds: float = 240.0
     #: Wall-clock seconds the calls of one grading may spend asleep in all (sleeping, waiting for input, stopped:
     #: none of the file's processes computing or ready to), plus ASLEEP_PER_CPU_SECOND per CPU second they used. A

@@ -324,9 +324,9 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
     if pending:
         # Once for the batch, before any worker: a sandbox that cannot start or answer is the grader's fault
         # (SandboxFault: nobody is graded), and every worker's own start is still checked as it boots.
-        from grader.sandbox import client as sandboxes
+        from grader.sandbox import self_test
 
-        sandboxes.selftest(options.limits)
+        self_test.selftest(options.limits)
     staging = Staging()
     grade_options = GradeOptions(options.points, options.limits, options.hidden, options.allow_weak_isolation,
                                  (submissions_dir.resolve(), out.resolve(), staging.jobs), selftest=False,

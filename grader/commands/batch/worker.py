@@ -148,7 +148,9 @@ def grade(request: WorkerRequest) -> WorkerReply:
     options = request.options
     with contextlib.ExitStack() as boxes:
         try:
-            spare = boxes.enter_context(contextlib.closing(runner.search_box(request.source, options)))
+            # The searches' box, then the animation's (one box less to start); without animations, theirs alone.
+            spare = (boxes.enter_context(contextlib.closing(runner.search_box(request.source, options)))
+                     if request.animations else None)
             graded = runner.grade_file(request.source, options, searches_in=spare)
         except errors.IsolationTooWeak as exc:
             return WorkerReply(TOO_WEAK, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))
@@ -157,7 +159,7 @@ def grade(request: WorkerRequest) -> WorkerReply:
         return _with_page(request, graded, spare)
 
 
-def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox) -> WorkerReply:
+def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox | None) -> WorkerReply:
     """The results of ``graded`` and its feedback page; the animation goes on in the searches' box, ``spare``."""
     from grader.animation import render as animation
     from grader.grading.results import AnimationNote, Provenance

@@ -139,3 +139,16 @@ def test_a_lent_box_whose_import_failed_on_a_restart_gives_way_to_a_box_of_its_o
         assert lent.import_failure is not None and lent.limits == Limits()  # left as it was
     assert made is not None and made[0] == render.feedback_animation(path, Limits())[0]
     assert len(boots) == 3  # the lent box, the animation's own, and the one to compare with
+
+
+def test_a_box_in_use_is_refused_for_the_searches(tmp_path: Path):
+    """grade_file's searches go on from the grading's budgets in a box nothing ran in: a started one is refused,
+    with the argument named, before anything is graded."""
+    from grader.errors import UsageError
+    from grader.grading import runner
+
+    path = wrong_root_file(tmp_path)
+    options = runner.GradeOptions(only=("contact_time_grains",))
+    with client.Sandbox(path, Limits()) as used:
+        with pytest.raises(UsageError, match="searches_in: give a box that has not started"):
+            runner.grade_file(path, options, searches_in=used)

@@ -155,6 +155,8 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions(),
     then fails its self-test (the failure may be the sandbox's).
     """
     selected = chosen(options.only)  # a wrong name is refused before anything runs
+    if searches_in is not None and searches_in.started:  # its child would carry what it ran into the searches
+        raise UsageError("searches_in: give a box that has not started (runner.search_box), not one in use")
     points = options.points or rubric.default_points()
     hidden = oracle.available() if options.hidden is None else options.hidden
     probe = check_isolation(options, hidden)

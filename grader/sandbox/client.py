@@ -163,6 +163,11 @@ class Sandbox:
         return channel
 
     @property
+    def started(self) -> bool:
+        """Whether the box has a child now (or its import failed, for good)."""
+        return self._channel is not None or self.import_failure is not None
+
+    @property
     def cpu_spent(self) -> float:
         """CPU seconds the submission's processes used in this sandbox: its calls and imports."""
         return sum(self.spent.values()) + self.import_cpu

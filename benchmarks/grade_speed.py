@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import contextlib
 import json
 import os
 import statistics
@@ -113,7 +112,7 @@ def grade_one(path: Path, forked: bool = False) -> dict[str, list[float]]:
     # A batch runs the sandbox's self-test once, before its workers (batch.pool), which then skip it.
     options = runner.GradeOptions(selftest=not forked)
     # As a worker (batch.worker.grade) and check do: the searches' box goes on for the animation.
-    with contextlib.closing(runner.search_box(path, options)) as spare:
+    with runner.search_box(path, options) as spare:
         graded = runner.grade_file(path, options, searches_in=spare)
         results = Results.from_report(graded)
         gif = None

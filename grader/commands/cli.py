@@ -21,7 +21,6 @@ status says why), 2 unusable arguments, 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import os
 import signal
@@ -91,9 +90,7 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     options = runner.GradeOptions(chosen.points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
                                   excuse_traced=chosen.excuse_traced)
     animated = bool(html_path or animation_path)
-    # The searches' box, then the animation's (one box less to start); where none is made, the searches' own.
-    with (contextlib.closing(runner.search_box(submission, options)) if animated
-          else contextlib.nullcontext(None)) as spare:
+    with runner.search_box(submission, options, wanted=animated) as spare:  # the searches', then the animation's
         grade = runner.grade_file(submission, options, searches_in=spare)
         if not quiet:
             print(report.as_text(grade), end="")

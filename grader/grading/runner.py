@@ -18,7 +18,9 @@ child is restarted, and the other tests still run.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,10 +139,19 @@ def draw_cases(options: GradeOptions = GradeOptions()) -> None:
         CaseBook.drawn(all_properties(hidden), on_disk=True)
 
 
-def search_box(path: str | Path, options: GradeOptions) -> Sandbox:
-    """A box, not started, for grade_file's searches (``searches_in``): its caller, who closes it, may go on in it
-    once the grading is over (the feedback animation: Sandbox.new_budgets), one box less to start."""
-    return Sandbox(path, options.limits, options.hide)
+@contextlib.contextmanager
+def search_box(path: str | Path, options: GradeOptions, wanted: bool = True) -> Iterator[Sandbox | None]:
+    """A box, not started, for grade_file's searches (``searches_in``), closed on leaving: its caller may go on in
+    it once the grading is over (the feedback animation: Sandbox.new_budgets), one box less to start. None where not
+    ``wanted`` (no animation to come): the searches then run in a box of their own, closed after them."""
+    if not wanted:
+        yield None
+        return
+    box = Sandbox(path, options.limits, options.hide)
+    try:
+        yield box
+    finally:
+        box.close()
 
 
 def grade_file(path: str | Path, options: GradeOptions = GradeOptions(),

@@ -117,7 +117,7 @@ class Sandbox:
 
         A failed import is recorded in ``import_failure`` / ``import_error`` (final).
         """
-        if self._channel is not None or self.import_failure is not None:
+        if self.started:
             return
         fault: SandboxFault | None = None
         for _attempt in range(2):  # a start that fails once may be the machine's hiccup

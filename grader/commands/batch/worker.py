@@ -148,9 +148,8 @@ def grade(request: WorkerRequest) -> WorkerReply:
     options = request.options
     with contextlib.ExitStack() as boxes:
         try:
-            # The searches' box, then the animation's (one box less to start); without animations, theirs alone.
-            spare = (boxes.enter_context(contextlib.closing(runner.search_box(request.source, options)))
-                     if request.animations else None)
+            # The searches' box, then the animation's (one box less to start).
+            spare = boxes.enter_context(runner.search_box(request.source, options, wanted=request.animations))
             graded = runner.grade_file(request.source, options, searches_in=spare)
         except errors.IsolationTooWeak as exc:
             return WorkerReply(TOO_WEAK, cause=str(exc)[:4 * TEXT_CAP], options=options_to_json(options))

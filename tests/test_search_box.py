@@ -6,6 +6,7 @@ animation changes its animation only."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,15 @@ import pytest
 
 from grader.animation import render
 from grader.commands import cli
+from grader.grading import runner
 from grader.properties import oracle
 from grader.sandbox import client, processes
-from grader.spec.limits import Limits
+from grader.spec.limits import TEXT_CAP, Limits
 
+from . import pin_corpus
 from .conftest import attack_and_control
+from .test_isolation import mode, readable_python  # noqa: F401 - fixtures: with namespaces and without
+from .test_load import busy_machine
 from .test_set_aside import RIGHT_ROOT, wrong_root_file
 
 pytestmark = pytest.mark.skipif(not oracle.available(), reason="the feedback animation compares with the reference")
@@ -152,3 +157,118 @@ def test_a_box_in_use_is_refused_for_the_searches(tmp_path: Path):
     with client.Sandbox(path, Limits()) as used:
         with pytest.raises(UsageError, match="searches_in: give a box that has not started"):
             runner.grade_file(path, options, searches_in=used)
+
+
+# -- the cheating questions, asked of the lent box with real files --------------------------------------------------
+
+def _graded_and_animated(path: Path, limits: Limits = Limits(), hide: tuple[Path, ...] = (),
+                         hidden: bool | None = None) -> tuple[Any, tuple[bytes, dict] | None]:
+    """As check --html grades: the searches, the reported cases' audits and the animation in one lent box."""
+    options = runner.GradeOptions(limits=limits, hide=hide, hidden=hidden)
+    with runner.search_box(path, options) as spare:
+        graded = runner.grade_file(path, options, searches_in=spare)
+        made = None if graded.all_passed or graded.import_error else render.feedback_animation(
+            path, limits, hide=hide, box=spare)
+    return graded, made
+
+
+@pytest.mark.parametrize("name", ["trivial_constants.py", "trivial_pass.py"])
+def test_a_file_of_constants_graded_with_a_lent_box_earns_what_its_pin_says(name: str):
+    """A do-nothing file and a constants file, graded as check --html grades them: every score, test outcome and
+    report is the pinned one (graded without a lent box)."""
+    path = Path(__file__).parent / "submissions" / name
+    graded, _ = _graded_and_animated(path)
+    assert pin_corpus.differences(pin_corpus.load_pin()[pin_corpus.key_of(path)], pin_corpus.record_of(graded)) == []
+
+
+LOOKS_AROUND = '''
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    # The attack: in the lent box, after the searches, read another student's file, the reference and the hidden
+    # tests, and say in the animation's error what was read.
+    found = []
+    for where in {paths!r}:
+        try:
+            with open(where) as f:
+                found.append((where, f.read(40)))
+        except OSError:
+            pass
+    raise RuntimeError("read: " + repr(found))
+'''
+
+
+def test_the_lent_box_sees_nothing_outside_it(tmp_path: Path, mode: str):  # noqa: F811 - the fixture
+    """With namespaces and without: a file whose update, run for the animation in the searches' box, tries to read
+    another student's file (a hidden folder), the reference and the hidden tests. With namespaces it reads none of
+    them; without, the other student's file stays unread (the reference and the grader's source are readable there,
+    which is why the hidden tests are refused without namespaces: they are left out here)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "granularGas.py").write_text("SECRET of another student\n")
+    root = Path(__file__).resolve().parents[1]
+    paths = [str(other / "granularGas.py"), str(root / "reference" / "granularGas.py"),
+             str(root / "grader" / "properties" / "hidden.py")]
+    path = tmp_path / "mine" / "granularGas.py"
+    path.parent.mkdir()
+    path.write_text(wrong_root_file(tmp_path).read_text() + LOOKS_AROUND.format(paths=paths))
+    strong = mode == "bwrap"
+    _, made = _graded_and_animated(path, Limits(namespaces=strong), hide=(other,), hidden=None if strong else False)
+    assert made is not None and "raised RuntimeError: read: [" in made[1]["error"], made and made[1]["error"]
+    assert "SECRET" not in made[1]["error"] and (not strong or "read: []" in made[1]["error"]), made[1]["error"]
+
+
+LEAVES_A_CHILD = '''
+
+_CHILD = []
+
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    # The attack: once per process (the lent box's first is in the searches), fork a child named {marker} that
+    # sleeps on; every call raises a megabyte of text naming it.
+    import ctypes, os, time
+    if not _CHILD:
+        pid = os.fork()
+        if pid == 0:
+            ctypes.CDLL(None).prctl(15, b"{marker}", 0, 0, 0)
+            while True:
+                time.sleep(0.05)
+        time.sleep(0.2)
+        with open(f"/proc/{{pid}}/comm") as f:  # the child, as the box sees it
+            _CHILD.append(f.read().strip())
+    raise RuntimeError("forked " + _CHILD[0] + " " + "x" * 1_000_000)
+'''
+
+
+def _named(marker: str) -> list[str]:
+    """The pids of the host's processes whose name is ``marker``."""
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == marker:
+                found.append(comm.parent.name)
+        except OSError:
+            continue
+    return found
+
+
+def test_what_the_file_leaves_in_the_lent_box_is_bounded_and_ends_with_it(tmp_path: Path):
+    """A file whose update, in the searches' box, forks a child that sleeps on and raises a megabyte of text: the
+    animation's note of the error is bounded, and once check's grading is over no process of the box is left."""
+    marker = f"lent{os.getpid() % 100000}"
+    path = tmp_path / "mine" / "granularGas.py"
+    path.parent.mkdir()
+    path.write_text(wrong_root_file(tmp_path).read_text() + LEAVES_A_CHILD.format(marker=marker))
+    _, made = _graded_and_animated(path)
+    assert made is not None and f"forked {marker}" in made[1]["error"] and len(made[1]["error"]) < 5 * TEXT_CAP
+    assert _named(marker) == []
+
+
+def test_the_same_grade_with_a_lent_box_on_a_busy_machine():
+    """ben.py (functions not written, a failing file whose searches, audits and animation use the lent box), graded
+    beside four CPU-bound processes: its scores and test outcomes are the pinned ones."""
+    path = Path(__file__).parents[1] / "examples" / "submissions" / "ben.py"
+    with busy_machine():
+        graded, made = _graded_and_animated(path)
+    pinned, fresh = pin_corpus.load_pin()[pin_corpus.key_of(path)], pin_corpus.record_of(graded)
+    assert made is not None
+    assert [pinned[f] for f in ("score", "items", "tests")] == [fresh[f] for f in ("score", "items", "tests")]

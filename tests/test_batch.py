@@ -531,6 +531,8 @@ def test_a_batch_grades_everyone_and_a_hostile_neighbour_changes_nothing(tmp_pat
     # Pages: self-contained, with what a student and a TA need.
     page = (student_files(out, "buggy") / "feedback.html").read_text()
     assert "contact_time_grains" in page and "from granularGas import" in page and "15 / 15" in page
+    assert page.count("data:image/gif;base64,") == 1  # its animation, made in the searches' box
+    assert "data:image/gif" not in (student_files(out, "victim") / "feedback.html").read_text()
     summary = (out / "summary.html").read_text()
     assert "<svg" in summary and "missing: no granularGas.py" in summary and "Pass rate" in summary
     assert 'href="students/victim/feedback.html"' in summary

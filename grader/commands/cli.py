@@ -78,8 +78,9 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     """Grade one file (only the items named in ``only``, if any), print the report, maybe write results.json,
     the feedback page and the animation of the first failing scenario; the exit code. efficiency: time the
     submission too (on anyway when the rubric has a [bonus] table)."""
+    from grader.commands.animated import with_feedback_animation
     from grader.grading import runner
-    from grader.grading.results import AnimationNote, Results
+    from grader.grading.results import Results
     from grader.reports import feedback, gradescope_json
     from grader.reports import text as report
 
@@ -98,13 +99,8 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
         if efficiency or bonus is not None:
             results = _timed(submission, results, options, bonus, quiet)
         gif = None
-        if animated and not grade.all_passed and not grade.import_error:
-            from grader.animation import render as animation
-
-            made = animation.feedback_animation(submission, limits, hide=hidden, box=spare)
-            if made is not None:
-                gif, summary = made
-                results = results.with_animation(AnimationNote.from_json(summary))
+        if animated:
+            results, gif = with_feedback_animation(submission, grade, results, limits, hidden, spare)
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)

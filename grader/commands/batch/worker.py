@@ -160,8 +160,8 @@ def grade(request: WorkerRequest) -> WorkerReply:
 
 def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox | None) -> WorkerReply:
     """The results of ``graded`` and its feedback page; the animation goes on in the searches' box, ``spare``."""
-    from grader.animation import render as animation
-    from grader.grading.results import AnimationNote, Provenance
+    from grader.commands.animated import with_feedback_animation
+    from grader.grading.results import Provenance
     from grader.reports import feedback
 
     options = request.options
@@ -173,11 +173,8 @@ def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox | Non
 
         results = efficiency.assess(request.source, results, options.limits, options.hide, request.bonus)
     gif = None
-    if request.animations and not graded.all_passed and not graded.import_error:
-        made = animation.feedback_animation(request.source, options.limits, hide=options.hide, box=spare)
-        if made is not None:
-            gif, summary = made
-            results = results.with_animation(AnimationNote.from_json(summary))
+    if request.animations:
+        results, gif = with_feedback_animation(request.source, graded, results, options.limits, options.hide, spare)
     page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif)
     return WorkerReply(GRADED, results, page, options=options_to_json(options))
 

@@ -219,3 +219,20 @@ def test_kit_check_of_the_untouched_template_fails_cleanly(followed, tmp_path):
                           text=True, cwd=tmp_path, timeout=900)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert re.search(r"\b0(\.0+)? / 100\b", done.stdout) and "Traceback" not in done.stdout + done.stderr
+
+
+def test_kit_tried_beside_the_instructors_install_runs_the_public_tests_only(kit, tmp_path):
+    """A TA tries the kit in its folder with the python that has the checkout installed (editable): the checkout's
+    reference is found through that install, not the kit's. The kit's check must run its public tests, as on a
+    student's machine; it stopped with an ImportError for the hidden tests the kit leaves out (review, Nov 2026)."""
+    env = student_env()
+    probe = subprocess.run([sys.executable, "-c", "import importlib.util as u; "
+                            "s = u.find_spec('reference.vectorised'); print(s and s.origin)"],
+                           capture_output=True, text=True, cwd=kit, env=env, timeout=120)
+    if not probe.stdout.strip().startswith(str(ROOT)):
+        pytest.skip("the checkout is not installed here (pip install -e .): nothing from it reaches the kit")
+    shutil.copyfile(ROOT / "student_template" / "granularGas.py", tmp_path / "granularGas.py")
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(tmp_path / "granularGas.py"), "--only",
+                           "contact_time_walls"], capture_output=True, text=True, cwd=kit, env=env, timeout=600)
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr[-2000:]
+    assert "Tests run: public only" in done.stdout and "not written yet" in done.stdout, done.stdout

@@ -11,7 +11,10 @@ import importlib
 import importlib.util
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from grader.spec.paths import PACKAGE_ROOT
 
 #: The oracle: the vectorised reference (the same answers as the model
 #: answer reference/granularGas.py, faster, with argument checks).
@@ -33,14 +36,27 @@ def _found(name: str) -> bool:
         return False
 
 
+def _ours(name: str) -> bool:
+    """Whether the module is found, and beside this grader (``reference`` next to ``grader``, as every install of
+    the checkout puts them). A student kit tried on an instructor's machine finds the checkout's reference through
+    its editable install: that one is not the kit's, whose grader has no hidden tests to run with it."""
+    try:
+        found = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        return False
+    if found is None or found.origin is None:
+        return False
+    return Path(found.origin).resolve().parent.parent == PACKAGE_ROOT.resolve()
+
+
 def available() -> bool:
-    """True when the reference solution can be imported (instructors' install)."""
-    return _found(REFERENCE_MODULE)
+    """True when this install's reference solution can be imported (instructors' install)."""
+    return _ours(REFERENCE_MODULE)
 
 
 def engine_compiled() -> bool:
     """True when large gases' updates go to the numba-compiled engine (the efficiency bonus's cost bar needs it)."""
-    if not (_found("numba") and _found(ENGINE_MODULE)):
+    if not (_found("numba") and _ours(ENGINE_MODULE)):
         return False
     return bool(getattr(importlib.import_module(ENGINE_MODULE), "COMPILED", False))
 
@@ -67,7 +83,7 @@ def collapse_error() -> type[Exception]:
 def reference() -> types.ModuleType:
     """The reference granularGas functions; ``update`` goes to the engine for large gases where numba is installed."""
     exact = vectorised()
-    if not (_found("numba") and _found(ENGINE_MODULE)):
+    if not (_found("numba") and _ours(ENGINE_MODULE)):
         return exact
     oracle = types.ModuleType("grader_oracle", exact.__doc__)
     oracle.__dict__.update({k: v for k, v in vars(exact).items() if not k.startswith("__")})

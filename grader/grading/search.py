@@ -349,7 +349,8 @@ def _failure_of(search: Search, case: Any) -> Verdict | None:
         search.prop.verify(session, case)
     except (PropertyFailed, SubmissionError) as exc:
         called = session.trace[-1][0] if session.trace else ""
-        return Verdict(FAILED, str(exc), snippet(session.trace[-3:]), cause_of(exc, called),
+        shown_after = exc.shown_after if isinstance(exc, PropertyFailed) else ()
+        return Verdict(FAILED, str(exc), snippet(session.trace[-3:], shown_after), cause_of(exc, called),
                        set_aside.audited_calls(session.returns, search.prop.item))
     except Discard:
         pass

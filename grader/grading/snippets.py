@@ -27,13 +27,14 @@ def literal(value: Any) -> str:
     return repr(value)
 
 
-def snippet(calls: list[tuple[str, tuple[Any, ...]]]) -> str:
-    """Lines that import the functions called and repeat each call, printing what it gives."""
+def snippet(calls: list[tuple[str, tuple[Any, ...]]], shown_after: tuple[str, ...] = ()) -> str:
+    """Lines that import the functions called and repeat each call, printing what it gives; and, after the last
+    call, the arguments named in ``shown_after`` (one it modified in place shows only there)."""
     if not calls:
         return ""
     names = sorted({name for name, _ in calls})
     lines = ["import sys", "import numpy as np", f"from {spec.MODULE_NAME} import {', '.join(names)}", ""]
-    for name, args in calls:
+    for k, (name, args) in enumerate(calls):
         params = spec.function_spec(name).params
         for param, value in zip(params, args):
             if isinstance(value, np.ndarray):
@@ -46,5 +47,9 @@ def snippet(calls: list[tuple[str, tuple[Any, ...]]]) -> str:
             lines += [call, "print('x =', x, 'v =', v, 'indexOld =', indexOld)"]
         else:
             lines.append(f"print({call})")
+        shown = [p for p in shown_after if p in params and name != "update"] if k == len(calls) - 1 else []
+        if shown:
+            said = ", ".join(f"'{p} =', {p}" for p in shown)  # names from the spec: nothing the file wrote
+            lines.append(f"print({said})  # after the call: it must be as it was")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

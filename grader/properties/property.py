@@ -36,7 +36,12 @@ class Caller(Protocol):
 
 
 class PropertyFailed(Exception):
-    """The submission broke a property; the message says expected and got."""
+    """The submission broke a property; the message says expected and got. shown_after: arguments of the last call
+    whose values after it show the failure (an argument modified in place), printed by the reported snippet."""
+
+    def __init__(self, message: str, shown_after: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.shown_after = shown_after
 
 
 class Discard(Exception):
@@ -104,12 +109,12 @@ class Property:
 _WHOLE: ContextVar[list[str] | None] = ContextVar("failures_of_a_case_checked_whole", default=None)
 
 
-def fail(message: str) -> NoReturn:
+def fail(message: str, shown_after: tuple[str, ...] = ()) -> NoReturn:
     if len(message) > MESSAGE_CAP:
         message = message[: MESSAGE_CAP - 5] + " ..."
     failures = _WHOLE.get()
     if failures is None:
-        raise PropertyFailed(message)
+        raise PropertyFailed(message, shown_after)
     failures.append(message)  # checked whole: the case goes on to its next calls
     return  # type: ignore[misc]
 

@@ -169,7 +169,7 @@ def unchanged(r: Returned, args: tuple, name: str) -> None:
                 np.all((after.array == before) | (np.isnan(after.array) & np.isnan(before))))
             if not same:
                 fail(f"{name} modified its argument {param}: it was {fmt(before)} and is now {fmt(after)}; "
-                     "it must leave its arguments as they were (work on copies)")
+                     "it must leave its arguments as they were (work on copies)", shown_after=(param,))
 
 
 def call_pure(caller: Caller, name: str, args: tuple) -> Returned:

@@ -135,6 +135,14 @@ def test_the_statement_order_is_the_order_its_sections_build_the_functions():
     assert sorted(spec.STATEMENT_ORDER) == sorted(spec.ITEM_NAMES)
 
 
+def test_the_statements_points_table_lists_the_functions_in_the_reports_order():
+    statement = (ROOT / "assignment" / "README.md").read_text()
+    table = statement[statement.index("| function | what it returns | points |"):]
+    table = table[:table.index("\n\n")]
+    listed = re.findall(r"^\| `(?:[\w, ]+ = )?(\w+)\(", table, re.MULTILINE)
+    assert tuple(listed) == tuple(n for n in spec.STATEMENT_ORDER if n in spec.FUNCTION_NAMES)
+
+
 def test_the_report_follows_the_statement_order():
     results = [_result(p, passed=p.item in ("contact_time_grains", "update")) for p in reversed(PROPERTIES)]
     text = as_text(_report(results))
@@ -160,6 +168,19 @@ def test_the_first_failure_of_an_item_shows_its_input_the_next_are_short_and_rep
     assert text.count("FAILED contact_time_grains") == 2
     assert f"also failed with the same error: {props[2].name}, {props[3].name}" in text
     assert len(max(text.splitlines(), key=len)) <= terminal.SHORT_MESSAGE + 2
+
+
+def test_a_short_message_shortens_its_numbers_so_that_what_the_code_returned_is_shown():
+    """A review saw a second failure cut at "got dv1 = [ ...": its 16-digit numbers took the room."""
+    props = [p for p in PROPERTIES if p.item == "contact_solve_grains"]
+    second = ("contact_solve_grains: swapping the grains swaps the increments, and the increments must follow the "
+              "collision law: with m1 = 1.0, m2 = 2.0, r = 0.0, expected dv1 = [0.6666666666666666, 0.0], dv2 = "
+              "[-0.3333333333333333, -0.0]; got dv1 = [0.5, 0.0], dv2 = [-0.5, -0.0]")
+    results = [_result(props[0], message="contact_solve_grains: momentum changed by 0.1234567891 " + "x" * 300),
+               _result(props[1], message=second)]
+    text = " ".join(as_text(_report(results)).split())
+    assert "expected dv1 = [0.6667, 0.0], dv2 = [-0.3333, -0.0]; got dv1 = [0.5, 0.0], dv2 = [-0.5, -0.0]" in text
+    assert "0.1234567891" in text  # the first failure keeps every digit
 
 
 def test_a_repeated_error_is_named_under_the_failure_it_repeats():

@@ -99,7 +99,8 @@ def check_no_contact(caller: Caller, gas: Scenario) -> None:
 
 @composite
 def collisions_in_one_step(draw):
-    """Two grains of unequal masses meeting once at T inside a step dt, far from any wall."""
+    """Two grains of masses drawn independently (mostly unequal; a shrunk case may have them equal) meeting once at T
+    inside a step dt, far from any wall."""
     pair = draw(S.stored(S.colliding_pairs))
     m1, m2, r = draw(S.masses), draw(S.masses), draw(S.restitutions)
     after = draw(S.floats(0.01, 1.0))
@@ -256,7 +257,7 @@ PROPERTIES = [
     Property(MCT, "no contact", "sys.float_info.max when nothing moves (each case with the gas moving)",
              lambda: S.gases(),
              check_no_contact, examples=20),
-    Property(UPDATE, "one collision", "in place: two grains of unequal masses collide once inside dt",
+    Property(UPDATE, "one collision", "in place: two grains of any masses (mostly unequal) collide once inside dt",
              collisions_in_one_step, check_one_collision, examples=40),
     Property(UPDATE, "gas physics", "in place: grains move, no overlap, grains in the box, energy kept for r = 1 "
              "and never gained", lambda: S.gases(n_max=16, r=st.sampled_from([1.0, 0.9, 0.5])), check_gas, examples=6),

@@ -29,7 +29,7 @@ from grader.reports.feedback import points
 from grader.spec import STATEMENT_ORDER
 
 #: Characters of a failure's message shown after the first failure of an item.
-SHORT_MESSAGE = 240
+SHORT_MESSAGE = 330  # three lines
 #: Characters of a message shown at all (the first failure of an item).
 LONG_MESSAGE = 900
 #: Width the messages are wrapped to.
@@ -134,9 +134,22 @@ def table(graded: list[Item]) -> list[str]:
     return lines + explained
 
 
+#: A number written with more digits than a short message needs (0.6666666666666666): shown to 4 significant
+#: digits there, so that the values, "got" among them, fit before the cut (a review saw "got dv1 = [ ..."). The
+#: first failure of a function and the feedback page keep every digit.
+_LONG_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _short_numbers(text: str) -> str:
+    return _LONG_NUMBER.sub(lambda found: f"{float(found.group()):.4g}", text)
+
+
 def _cap(text: str, limit: int) -> str:
-    """One paragraph (numpy's line breaks joined), at most ``limit`` characters, wrapped and indented."""
+    """One paragraph (numpy's line breaks joined), at most ``limit`` characters, wrapped and indented; a message
+    capped short has its long numbers shortened first."""
     text = " ".join(text.split())
+    if limit < LONG_MESSAGE:
+        text = _short_numbers(text)
     if len(text) > limit:
         text = text[: limit - 4].rstrip() + " ..."
     return textwrap.fill(text, WIDTH, initial_indent="  ", subsequent_indent="  ", break_long_words=False,

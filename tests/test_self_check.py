@@ -342,6 +342,36 @@ def test_the_course_command_without_the_nbgrader_extra_says_what_to_install(tmp_
     assert 'pip install "granular-grader[nbgrader]"' in err and "Traceback" not in err
 
 
+#: The wall projection divided by |t| instead of |t|^2 (the hand-out's slip): right for walls of length 1, which
+#: every feedback scenario's box has, so no scenario's gas goes wrong.
+WALLS_OF_LENGTH_ONE_ONLY = """
+def contact_time_walls(w, x1, v1, R1):
+    t = w[1] - w[0]
+    s = x1 - w[0]
+    d = s - (s @ t) / np.linalg.norm(t) * t
+    dist = np.linalg.norm(d)
+    vn = float(v1 @ (d / dist))
+    if vn >= 0 or dist < R1:
+        return NO_CONTACT
+    return float((dist - R1) / -vn)
+"""
+
+
+def test_a_page_without_an_animation_says_why(tmp_path, capsys):
+    """A review: a failing file's page had no animation and no word why (the terminal's --animation said it)."""
+    path = tmp_path / "granularGas.py"
+    path.write_text((ROOT / "reference" / "granularGas.py").read_text() + WALLS_OF_LENGTH_ONE_ONLY)
+    page, target = tmp_path / "page.html", tmp_path / "anim.gif"
+    assert cli.main(["check", str(path), "--only", "contact_time_walls", "--html", str(page), "--animation",
+                     str(target), "--quiet"]) == cli.EXIT_FAILED
+    text = page.read_text()
+    assert "No animation: your update ran each feedback scenario (single, head_on" in text and not target.exists()
+    assert "data:image/gif" not in text
+    # The header says the status only when it is not plain "graded" (it read "graded &middot; graded in 6.4 s").
+    assert "&middot; graded &middot;" not in text and "&middot; graded in " in text
+    assert f"feedback for {path}" in text
+
+
 def test_check_says_where_the_animation_went_or_why_there_is_none(tmp_path, capsys):
     """A review: check --animation wrote its file without a word (and wrote nothing, silently, for a correct file)."""
     target = tmp_path / "anim.gif"

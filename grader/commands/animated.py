@@ -2,27 +2,44 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from grader.grading.causes import MISSING
 from grader.grading.report import GradeReport
 from grader.grading.results import AnimationNote, Results
 from grader.sandbox.client import Sandbox
 from grader.spec.limits import Limits
 
 
+@dataclass(frozen=True)
+class Animated:
+    """The results (noting what the animation shows, if there is one), its GIF, or why there is none."""
+
+    results: Results
+    gif: bytes | None
+    #: Why there is no animation, as the terminal and the page say it (None when there is one).
+    absent: str | None = None
+
+
 def with_feedback_animation(path: Path, graded: GradeReport, results: Results, limits: Limits,
-                            hide: tuple[Path, ...], box: Sandbox | None) -> tuple[Results, bytes | None]:
-    """The results noting what the animation of the first failing scenario shows, and its GIF; the results as they
-    were and None when the file passed every test, did not import, or ran every feedback scenario as the reference.
+                            hide: tuple[Path, ...], box: Sandbox | None) -> Animated:
+    """The animation of the first feedback scenario where the file's gas goes wrong, with its results.
 
     box: the grading's searches' box (runner.search_box), lent to the animation once the grading is over.
     """
-    if graded.all_passed or graded.import_error:
-        return results, None
+    if graded.import_error:
+        return Animated(results, None, "the file does not import")
+    if graded.all_passed:
+        return Animated(results, None, "every test passed")
+    if any(t.cause is not None and t.cause.kind == MISSING and t.cause.function == "update" for t in graded.results):
+        return Animated(results, None, "the file defines no update to animate")
     from grader.animation import render
 
     made = render.feedback_animation(path, limits, hide=hide, box=box)
     if made is None:
-        return results, None
+        scenarios = ", ".join(render.FEEDBACK_SCENARIOS)
+        return Animated(results, None, f"your update ran each feedback scenario ({scenarios}) as the reference's "
+                        "does: the failures are in cases those scenarios do not reach")
     gif, summary = made
-    return results.with_animation(AnimationNote.from_json(summary)), gif
+    return Animated(results.with_animation(AnimationNote.from_json(summary)), gif)

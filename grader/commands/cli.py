@@ -98,24 +98,24 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
         results = Results.from_report(grade)
         if efficiency or bonus is not None:
             results = _timed(submission, results, options, bonus, quiet)
-        gif = None
-        if animated:
-            results, gif = with_feedback_animation(submission, grade, results, limits, hidden, spare)
+        animation = with_feedback_animation(submission, grade, results, limits, hidden, spare) if animated else None
+    gif = animation.gif if animation is not None else None
+    if animation is not None:
+        results = animation.results
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)
         if not quiet:
             print(f"animation written to {animation_path}")
-    elif animation_path and not quiet:  # say why nothing was written, rather than nothing
-        why = ("the file does not import" if grade.import_error else "every test passed" if grade.all_passed
-               else "each feedback scenario ran as the reference's does")
-        print(f"no animation written to {animation_path}: {why}")
+    elif animation_path and animation is not None and not quiet:  # say why nothing was written, rather than nothing
+        print(f"no animation written to {animation_path}: {animation.absent}")
     if json_path:
         gradescope_json.write_json(results, json_path)
         if not quiet:
             print(f"results written to {json_path}")
     if html_path:
-        page = feedback.page(submission.stem, results, submission.read_text(errors="replace"), gif)
+        page = feedback.page(path, results, submission.read_text(errors="replace"), gif,
+                             animation.absent if animation is not None else None)
         Path(html_path).parent.mkdir(parents=True, exist_ok=True)
         Path(html_path).write_text(page, encoding="utf-8")
         if not quiet:

@@ -105,16 +105,21 @@ def animation_section(note: AnimationNote, gif: bytes) -> str:
             f"src=\"data:image/gif;base64,{data}\">")
 
 
-def page(student: str, results: Results, source: str = "", gif: bytes | None = None) -> str:
-    """The whole feedback page of one student (gif: the animation of the first failing scenario)."""
+def page(student: str, results: Results, source: str = "", gif: bytes | None = None,
+         no_animation: str | None = None) -> str:
+    """The whole feedback page of one student (gif: the animation of the first failing scenario; no_animation: why
+    there is none, said where it would be when the file failed a test)."""
+    status = "" if results.status == "graded" else f" &middot; {escape(results.status)}"
     body = [f"<h1>granularGas.py: feedback for {escape(student)}</h1>",
             f"<p><span class=\"status\">{points(results.score)} / {points(results.max_score)} points</span>"
-            f" &middot; {escape(results.status)} &middot; graded in {results.seconds:g} s</p>"]
+            f"{status} &middot; graded in {results.seconds:g} s</p>"]
     if results.import_error:
         body.append(f"<pre>{escape(results.import_error)}</pre>")
     body += ["<h2>Points per function and scenario</h2>", function_table(results)]
     if gif and results.animation is not None:
         body.append(animation_section(results.animation, gif))
+    elif no_animation and not results.import_error and results.score < results.max_score:
+        body.append(f"<h2>Your gas next to the reference's</h2><p>No animation: {escape(no_animation)}.</p>")
     body += ["<h2>What failed, and why</h2>", failures(results)]
     if results.efficiency is not None:
         from grader.reports import efficiency_view

@@ -172,10 +172,11 @@ def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox | Non
         from grader.grading import efficiency
 
         results = efficiency.assess(request.source, results, options.limits, options.hide, request.bonus)
-    gif = None
+    gif, absent = None, None
     if request.animations:
-        results, gif = with_feedback_animation(request.source, graded, results, options.limits, options.hide, spare)
-    page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif)
+        animated = with_feedback_animation(request.source, graded, results, options.limits, options.hide, spare)
+        results, gif, absent = animated.results, animated.gif, animated.absent
+    page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif, absent)
     return WorkerReply(GRADED, results, page, options=options_to_json(options))
 
 

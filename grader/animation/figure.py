@@ -137,7 +137,7 @@ def _curves(fig, grid, runs: Runs, panels: list[tuple[str, Trajectory]]):
         ax.grid(alpha=0.3)
     energy_ax.tick_params(labelbottom=False)
     momentum_ax.set_xlabel("time  $t$")
-    energy_ax.legend(fontsize=8, loc="lower left")
+    energy_ax.legend(fontsize=8, loc="best")  # where the curves are not: they start high or low, and may blow up
     first = runs.differences.first_divergence
     if first is not None:
         for ax in (energy_ax, momentum_ax):
@@ -175,11 +175,16 @@ def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None
     outer = fig.add_gridspec(2, 1, height_ratios=[4.0, 2.7], left=0.1, right=0.9, top=0.835, bottom=0.065,
                              hspace=0.12)
     top = outer[0].subgridspec(1, 3, width_ratios=[1, 1, 0.05], wspace=0.08)
-    speed_max = max(float(np.max(np.linalg.norm(t.velocities, axis=2))) for _, t in panels) or 1.0
+    # The reference's speeds set the colours where it is shown: a student's gas gaining speed (up to 40 in a review's
+    # run) would otherwise leave the reference's grains all the colour of rest. Faster grains take the top colour.
+    speeds = {id(t): np.linalg.norm(t.velocities, axis=2) for _, t in panels}
+    fastest = {key: float(np.max(s, where=np.isfinite(s), initial=0.0)) for key, s in speeds.items()}
+    speed_max = fastest[id(reference if reference is not None else student)] or max(fastest.values()) or 1.0
+    faster = bool(np.any(speeds[id(student)] > speed_max))
     grains = [_gas_panel(fig, top[0, 0], runs, student, title, speed_max),
               _gas_panel(fig, top[0, 1], runs, reference, "reference", speed_max)]
     fig.colorbar(ScalarMappable(Normalize(0, speed_max), cmap="viridis"), cax=fig.add_subplot(top[0, 2]),
-                 label="speed  $|\\mathbf{v}|$")
+                 label="speed  $|\\mathbf{v}|$", extend="max" if faster else "neither")
     cursors = _curves(fig, outer[1].subgridspec(2, 1, hspace=0.08), runs, panels)
     fig.text(0.5, 0.985, f"{runs.heading}  \N{MIDDLE DOT}  scenario {chosen.name}, {chosen.n} "
              f"grain{'s' if chosen.n != 1 else ''}, r = {chosen.r:g}", ha="center", va="top", fontsize=12)

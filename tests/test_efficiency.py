@@ -236,3 +236,29 @@ def test_a_rubric_that_cannot_be_read_is_refused_naming_it(tmp_path, kind):
         path.write_bytes(b"[points]\nupdate = \xff\n")
     with pytest.raises(rubric.RubricError, match=r"rubric .*rubric\.toml: cannot be read"):
         rubric.read(path)
+
+
+def test_the_sample_rubric_holds_the_statements_points_and_its_bonus_block_reads():
+    """examples/rubric.toml, which the README and --help point instructors to, says what the defaults are."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "examples" / "rubric.toml").read_text()
+    sample = rubric.parse(text, "examples/rubric.toml")
+    assert sample.points == rubric.default_points() and sample.bonus is None and not sample.excuse_traced
+    with_bonus = re.sub(r"^# (\[bonus\]|\w+ = )", r"\1", text, flags=re.MULTILINE)
+    assert rubric.parse(with_bonus, "uncommented").bonus == rubric.BonusRule()
+
+
+def test_a_course_settings_file_takes_its_own_tables_and_refuses_nan(tmp_path):
+    """The settings file a course or bundle carries is a rubric with [limits] and more [grading]: read as such,
+    and its numbers are finite."""
+    from grader.commands.courses import settings
+
+    written = tmp_path / settings.SETTINGS_FILE
+    written.write_text(settings.to_toml(settings.GradingSettings(hidden_visibility="hidden")))
+    assert settings.load(written).hidden_visibility == "hidden"
+    with pytest.raises(rubric.RubricError, match="not set by a rubric"):
+        rubric.read(written)
+    written.write_text(written.read_text().replace("call_seconds = 5.0", "call_seconds = nan"))
+    with pytest.raises(settings.SettingsError, match="call_seconds must be a float > 0; got nan"):
+        settings.load(written)

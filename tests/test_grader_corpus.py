@@ -244,6 +244,16 @@ def test_check_command_exit_codes_rubric_and_results_json(tmp_path):
     ("[points]\nupdat = 5\n", "neither a function nor a scenario"),
     ("points = 3\n", "[points] table"),
     ("[points\n", "not valid TOML"),
+    # A review: nan and inf made every score nan or inf (and the batch's summary crash); 1e308 a 309-digit score.
+    ("[points]\nupdate = nan\n", "points for update must be a number from 0 to 1000; got nan"),
+    ("[points]\nupdate = inf\n", "got inf"),
+    ("[points]\nupdate = 1e308\n", "got 1e+308"),
+    ("[points]\nupdate = 5\n[bonus]\npoints = -inf\n", "[bonus] points must be a number"),
+    # Entries a rubric does not set were ignored without a word.
+    ("[points]\nupdate = 5\n[limits]\ncall_seconds = 0.001\n", "limits is not set by a rubric but by the limit"),
+    ("[points]\nupdate = 5\n[grading]\nhidden_visibility = 'hidden'\n", "by gradescope-zip's --hidden-visibility"),
+    ("[points]\nupdate = 5\n[grading]\nexcuse_trace = true\n", "[grading] names 'excuse_trace'"),
+    ("[points]\nupdate = 5\n[pionts]\nupdate = 5\n", "has a table or entry 'pionts'"),
 ])
 def test_malformed_rubric_is_refused_clearly(tmp_path, text, fragment):
     (tmp_path / "rubric.toml").write_text(text)

@@ -230,6 +230,9 @@ def animate_main(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+RUBRIC_HELP = "TOML rubric: [points], and maybe [bonus] and [grading] (a sample: the checkout's examples/rubric.toml)"
+
+
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     limits = parser.add_argument_group("limits of the submission's process")
     limits.add_argument("--timeout", type=float, default=Limits.call_seconds, metavar="S",
@@ -262,7 +265,7 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
     check = commands.add_parser("check", help="grade one granularGas.py")
     check.add_argument("path", help="the granularGas.py to grade")
     check.add_argument("--json", dest="json_path", metavar="FILE", help="write Gradescope results.json here")
-    check.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/spec/rubric.py)")
+    check.add_argument("--rubric", metavar="FILE", help=RUBRIC_HELP)
     check.add_argument("--html", metavar="FILE", help="write the feedback page (with an animation of the first "
                                                       "failing scenario) here")
     check.add_argument("--animation", metavar="FILE", help="write the animation of the first failing scenario "
@@ -289,7 +292,7 @@ def _add_batch(commands: argparse._SubParsersAction) -> None:
     batch.add_argument("--accept-single-py", action="store_true",
                        help="grade a student's folder's only .py file when it has no granularGas.py (hw3.py, "
                             "GranularGas.py), and <student>.PY files; each such grade is noted")
-    batch.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (see grader/spec/rubric.py)")
+    batch.add_argument("--rubric", metavar="FILE", help=RUBRIC_HELP)
     batch.add_argument("--efficiency", action="store_true", help="also time each submission on gases of growing N "
                        "(a few seconds more each; on when the rubric has a [bonus] table)")
     batch.add_argument("--no-animations", action="store_true",
@@ -322,7 +325,7 @@ def _add_course_commands(commands: argparse._SubParsersAction) -> None:
     course = _command(commands, "grader.commands.courses", "nbgrader-course",
                       text="write an nbgrader course folder for the assignment")
     course.add_argument("--out", required=True, metavar="DIR", help="the course folder to write")
-    course.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table (the cells' points)")
+    course.add_argument("--rubric", metavar="FILE", help=RUBRIC_HELP + "; sets the cells' points")
     _limit_options(course)
     zipped = _command(commands, "grader.commands.courses", "gradescope-zip",
                       text="build the Gradescope autograder bundle")
@@ -330,7 +333,7 @@ def _add_course_commands(commands: argparse._SubParsersAction) -> None:
     zipped.add_argument("--hidden-visibility", default=rubric.DEFAULT_HIDDEN_VISIBILITY,
                         help="when students see the hidden tests: " + ", ".join(rubric.HIDDEN_VISIBILITIES)
                              + " (default %(default)s)")
-    zipped.add_argument("--rubric", metavar="FILE", help="TOML file with a [points] table")
+    zipped.add_argument("--rubric", metavar="FILE", help=RUBRIC_HELP)
     _limit_options(zipped)
     kit = _command(commands, "grader.commands.kit", "student-kit",
                    text="build what students download (no reference inside)")

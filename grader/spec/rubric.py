@@ -7,7 +7,9 @@ A rubric is a TOML file with a ``[points]`` table, one entry per function:
     update = 20
 
 Functions left out keep the spec's points. The tests of a function share its
-points equally.
+points equally. A ``[bonus]`` table sets the efficiency bonus and ``[grading]
+excuse_traced`` the traced excuse; anything else is refused (examples/rubric.toml
+shows every entry).
 """
 
 from __future__ import annotations
@@ -63,9 +65,22 @@ class Rubric:
     excuse_traced: bool = False
 
 
-def read(path: str | Path | None) -> Rubric:
+#: The most points one function, scenario or bonus may carry: a rubric is read by people (a review's 1e308
+#: printed a score of 309 digits), and nan or inf would make every score nan or inf.
+MAX_POINTS = 1000.0
+#: What a rubric may hold, and what the course settings file (granular_grader.toml, which nbgrader-course and
+#: gradescope-zip write, and which is a rubric with two tables more) holds besides. Anything else is refused: an
+#: entry ignored without a word grades otherwise than its author meant.
+RUBRIC_GRADING_KEYS = ("excuse_traced",)
+SETTINGS_ONLY = {"limits": "the limit flags (--timeout, --import-timeout, --memory-mb, --processes)",
+                 "allow_weak_isolation": "--allow-weak-isolation", "hidden_visibility": "gradescope-zip's "
+                 "--hidden-visibility"}
+
+
+def read(path: str | Path | None, settings: bool = False) -> Rubric:
     """The rubric at ``path``, read once (None: the spec's points, no bonus, no excuse); RubricError naming what to
-    fix."""
+    fix. settings: the file is a course's settings file (its [limits] and other [grading] entries are read by
+    grader.commands.courses.settings)."""
     if path is None:
         return Rubric(default_points())
     path = Path(path)
@@ -75,17 +90,41 @@ def read(path: str | Path | None) -> Rubric:
         raise RubricError(f"rubric {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RubricError(f"rubric {path}: cannot be read ({exc})") from None
-    return parse(text, str(path))
+    return parse(text, str(path), settings)
 
 
-def parse(text: str, name: str) -> Rubric:
+def parse(text: str, name: str, settings: bool = False) -> Rubric:
     """The rubric whose TOML text is ``text``; RubricError naming it ``name`` and what to fix."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RubricError(f"rubric {name}: not valid TOML ({exc})") from None
+    if not settings:
+        _only_rubric_entries(data, name)
     return Rubric(_points(data.get("points"), name), _bonus(data.get("bonus"), name),
                   _excuse_traced(data.get("grading", {}), name))
+
+
+def _only_rubric_entries(data: dict, name: str) -> None:
+    """Refuse what a rubric does not set: another table, or a [grading] entry of the course settings."""
+    grading = data.get("grading", {})
+    found = [key for key in data if key not in ("points", "bonus", "grading")]
+    found += [key for key in (grading if isinstance(grading, dict) else {}) if key not in RUBRIC_GRADING_KEYS]
+    for key in found:
+        if key in SETTINGS_ONLY:
+            raise RubricError(f"rubric {name}: {key} is not set by a rubric but by {SETTINGS_ONLY[key]}; a rubric "
+                              "sets [points], [bonus] and [grading] excuse_traced (a course's granular_grader.toml "
+                              "is read by the course it was built for, not as a rubric)")
+        where = "[grading] names" if key in grading else "has a table or entry"
+        raise RubricError(f"rubric {name}: {where} {key!r}, which a rubric does not set; it sets [points], "
+                          f"[bonus] and [grading] {', '.join(RUBRIC_GRADING_KEYS)}")
+
+
+def _number(value: object, where: str, top: float = MAX_POINTS) -> float:
+    """A finite number in [0, top], else RubricError naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= top:
+        raise RubricError(f"{where} must be a number from 0 to {top:g}; got {value!r}")
+    return float(value)
 
 
 def load(path: str | Path | None) -> dict[str, float]:
@@ -103,9 +142,7 @@ def _points(table: object, path: str) -> dict[str, float]:
                 f"rubric {path}: [points] names {name!r}, which is neither a function nor a scenario of the "
                 f"assignment; use {', '.join(spec.ITEM_NAMES)}"
             )
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise RubricError(f"rubric {path}: points for {name} must be a number >= 0; got {value!r}")
-        points[name] = float(value)
+        points[name] = _number(value, f"rubric {path}: points for {name}")
     if sum(points.values()) <= 0:
         raise RubricError(f"rubric {path}: the points add up to 0; give some function points")
     return points
@@ -119,15 +156,14 @@ def _bonus(table: object, path: str) -> BonusRule | None:
         raise RubricError(f"rubric {path}: [bonus] takes exponent_below, points, cost_ratio_below and "
                           "in_gradescope_score, e.g.\n[bonus]\nexponent_below = 1.5\npoints = 5")
     rule = BonusRule()
-    for name in ("exponent_below", "points", "cost_ratio_below"):
-        value = table.get(name, getattr(rule, name))
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise RubricError(f"rubric {path}: [bonus] {name} must be a number >= 0; got {value!r}")
+    # Finite and readable: the exponent of the O(N^2) search is 2 (a test gives 100, to grant the bonus to all).
+    tops = {"exponent_below": 100.0, "points": MAX_POINTS, "cost_ratio_below": 1e6}
+    value = {name: _number(table.get(name, getattr(rule, name)), f"rubric {path}: [bonus] {name}", top)
+             for name, top in tops.items()}
     gradescope = table.get("in_gradescope_score", False)
     if not isinstance(gradescope, bool):
         raise RubricError(f"rubric {path}: [bonus] in_gradescope_score must be true or false; got {gradescope!r}")
-    return BonusRule(float(table.get("exponent_below", rule.exponent_below)), float(table.get("points", rule.points)),
-                     gradescope, float(table.get("cost_ratio_below", rule.cost_ratio_below)))
+    return BonusRule(value["exponent_below"], value["points"], gradescope, value["cost_ratio_below"])
 
 
 def _excuse_traced(table: object, path: str) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,7 @@ def limits_from_table(table: dict, where: str) -> Limits:
         if kind is bool:
             if not isinstance(value, bool):
                 raise SettingsError(f"{where}: [limits] {name} must be true or false; got {value!r}")
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or \
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf or \
                 (kind is int and not isinstance(value, int)):
             raise SettingsError(f"{where}: [limits] {name} must be a {kind.__name__} > 0; got {value!r}")
         values[name] = kind(value)
@@ -115,7 +116,7 @@ def limits_from_table(table: dict, where: str) -> Limits:
 
 def load(path: Path) -> GradingSettings:
     """The settings in ``path``; SettingsError (or rubric.RubricError) says what to fix."""
-    chosen = rubric.read(path)
+    chosen = rubric.read(path, settings=True)
     data = tomllib.loads(path.read_text())
     limits = limits_from_table(data.get("limits", {}), str(path))
     grading = data.get("grading", {})

@@ -262,3 +262,24 @@ def test_a_course_settings_file_takes_its_own_tables_and_refuses_nan(tmp_path):
     written.write_text(written.read_text().replace("call_seconds = 5.0", "call_seconds = nan"))
     with pytest.raises(settings.SettingsError, match="call_seconds must be a float > 0; got nan"):
         settings.load(written)
+
+
+def test_the_reference_is_timed_with_one_implementation_at_every_size(monkeypatch):
+    """A review read "reference ~ N^-1.51": the reference's update was the vectorised search below
+    oracle.ENGINE_FROM_GRAINS grains and the compiled engine above. Every size is now timed on one of them."""
+    if oracle.engine_compiled():
+        import reference.engine
+
+        assert oracle.timed_update() is reference.engine.update
+    else:
+        assert oracle.timed_update() is oracle.vectorised().update
+    sizes: list[int] = []
+
+    def counted(x, *args):
+        sizes.append(len(x))
+        return 0.0
+
+    monkeypatch.setattr(oracle, "timed_update", lambda: counted)
+    for n in (25, oracle.ENGINE_FROM_GRAINS + 36):
+        efficiency.reference_seconds(efficiency.workload(n, 1))
+    assert sorted(set(sizes)) == [25, oracle.ENGINE_FROM_GRAINS + 36]

@@ -80,6 +80,15 @@ def collapse_error() -> type[Exception]:
 
 
 @functools.cache
+def timed_update() -> Callable[..., float]:
+    """The reference's update the efficiency measurement times at every N: the compiled engine where it is, else the
+    vectorised search (never one below ENGINE_FROM_GRAINS and the other above, as reference() does: the reference's
+    fitted exponent came out near -1.5, a review found)."""
+    if engine_compiled():
+        return importlib.import_module(ENGINE_MODULE).update
+    return vectorised().update
+
+
 def reference() -> types.ModuleType:
     """The reference granularGas functions; ``update`` goes to the engine for large gases where numba is installed."""
     exact = vectorised()

@@ -71,13 +71,16 @@ def test_folders_and_files_per_student_are_both_found_and_the_rest_is_listed(tmp
     (tmp_path / "notes.txt").write_text("not a submission")
     (tmp_path / "_hidden").mkdir()
     (tmp_path / ".git").mkdir()
+    (tmp_path / "last_week").mkdir()  # another batch's output (a review's was graded as a student "missing")
+    (tmp_path / "last_week" / batch.MARKER).write_text("written by python -m grader batch\n")
     found = scan(tmp_path)
     by_student = {s.student: s for s in found.submissions}
     assert sorted(by_student) == ["alice", "bob", "carol"]
     assert by_student["alice"].source == b"x = 1\n" and by_student["bob"].source == b"y = 2\n"
     assert by_student["carol"].source is None and by_student["carol"].problem == "no granularGas.py"
     reasons = {s.path.name: s.reason for s in found.skipped}
-    assert set(reasons) == {"notes.txt", "_hidden", ".git"}
+    assert set(reasons) == {"notes.txt", "_hidden", ".git", "last_week"}
+    assert "another batch's output folder" in reasons["last_week"]
     assert "hidden" in reasons["_hidden"] and "not a submission" in reasons[".git"]
     assert "neither a folder nor a .py file" in reasons["notes.txt"]
 
@@ -585,6 +588,20 @@ def test_an_interrupted_batch_keeps_every_finished_grade(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "a: 0/100 graded (unchanged, kept)" in done.stderr
     assert read_grades(out)["b"]["status"] == "timeout at import"
+    assert (student_files(out, "b") / "results.json").exists()
+    # b changes and its regrading is interrupted: the earlier file's results and page must not stand beside
+    # "not graded (interrupted)" (a review found them there).
+    (subs / "b.py").write_text("while True:\n    pass  # changed\n")
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    wait_for(lambda: batch_workers(process.pid), 60)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    grades = read_grades(out)
+    assert grades["a"]["status"] == "graded" and grades["b"]["status"] == "not graded (interrupted)"
+    assert (student_files(out, "a") / "results.json").exists()
+    left = student_files(out, "b")
+    assert not (left.exists() and [p.name for p in left.iterdir()]), list(left.iterdir())
 
 
 def test_students_whose_folders_differ_only_by_case_are_refused_before_anyone_is_graded(tmp_path):

@@ -378,3 +378,18 @@ def test_check_says_where_the_animation_went_or_why_there_is_none(tmp_path, caps
     assert cli.main(["check", str(TEXTBOOK), "--animation", str(target)]) == cli.EXIT_PASSED
     assert f"no animation written to {target}: every test passed" in capsys.readouterr().out
     assert not target.exists()
+
+
+def test_output_piped_into_a_program_that_stops_reading_ends_without_a_traceback(tmp_path):
+    """A review: batch ... | head -1 ended in a BrokenPipeError traceback. The read end is closed before the
+    check prints anything."""
+    import subprocess
+
+    path = tmp_path / "granularGas.py"
+    path.write_text((ROOT / "student_template" / "granularGas.py").read_text())
+    process = subprocess.Popen([sys.executable, "-m", "grader", "check", str(path), "--only",
+                                "contact_time_grains"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 141 and "Traceback" not in stderr and "Exception" not in stderr, stderr

@@ -173,8 +173,10 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
         outcomes = batch.run(list(discovery.submissions), Path(submissions), Path(out), options,
                              skipped=discovery.skipped)
     except KeyboardInterrupt:
-        print(f"interrupted: the grades finished so far are in {Path(out) / 'grades.csv'}; run the same "
-              "command again to grade the rest", file=sys.stderr)
+        grades = Path(out) / "grades.csv"
+        where = (f"the grades finished so far are in {grades}" if grades.is_file()
+                 else "before any grade was written")  # a review was sent to a folder never made
+        print(f"interrupted: {where}; run the same command again to grade the rest", file=sys.stderr)
         return EXIT_INTERRUPTED
     print(batch.grades_table(outcomes), end="")
     if nbgrader_db:
@@ -383,10 +385,15 @@ def main(argv: list[str] | None = None) -> int:
 
     isolation.cleanup_stale()  # sandbox folders of grader processes that were killed
     try:
-        return run(args)
+        code = run(args)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then caught below
+        return code
     except GraderError as exc:
         print(f"granular-grade: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
+    except BrokenPipeError:  # the output piped into a program that stopped reading (| head): what was written stands
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error as Python flushes at exit
+        return 128 + signal.SIGPIPE  # what a shell reports for a program that stopped on a closed pipe
 
 
 if __name__ == "__main__":

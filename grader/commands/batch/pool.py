@@ -39,7 +39,7 @@ from grader import errors, spec
 from grader.commands.batch import signing, summary
 from grader.commands.batch.outcome import Outcome
 from grader.commands.batch.progress import Progress
-from grader.commands.batch.submissions import Skipped, Submission, safe_name
+from grader.commands.batch.submissions import OUTPUT_MARKER, Skipped, Submission, safe_name
 from grader.commands.batch.worker import FAULT, TOO_WEAK, Job, Staging, WorkerReply, cleanup_stale, options_from_json
 from grader.grading.results import ResultsError
 from grader.grading.runner import GradeOptions
@@ -50,7 +50,7 @@ from grader.spec.limits import SUBMISSION_SECONDS, Limits
 from grader.spec.rubric import BonusRule
 from grader.spec.text import printable, shown
 
-MARKER = ".granular-grader-batch"
+MARKER = OUTPUT_MARKER
 STUDENTS = "students"
 PACKAGE_ROOT = paths.PACKAGE_ROOT
 CSV_COLUMNS = ["student", "score", "max_score", *spec.ITEM_NAMES, "status"]
@@ -348,7 +348,11 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
                 progress.update(len(running))
     except KeyboardInterrupt:
         for s in submissions:
-            outcomes.setdefault(s.student, Outcome(s.student, "not graded (interrupted)"))
+            if s.student not in outcomes:
+                outcomes[s.student] = Outcome(s.student, "not graded (interrupted)")
+                # Its record, if any, is an earlier file's (else it would have been kept): it must not stand beside
+                # "not graded" (a review found the old grade's page there). The next run grades it.
+                signing.drop(folder, (STUDENTS, safe_name(s.student)))
         raise
     finally:
         for job, _ in running:

@@ -249,6 +249,10 @@ def _student_name(entry: str) -> str:
     return entry.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+#: The file a batch leaves in its output folder (grader.commands.batch.pool), which marks it as one.
+OUTPUT_MARKER = ".granular-grader-batch"
+
+
 def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bool,
               accept: bool = False) -> Submission | Skipped:
     """One entry of a folder of submissions: a student's (maybe unusable) submission, or skipped.
@@ -280,6 +284,11 @@ def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bo
             return Skipped(where, "a link to something that is not a folder")
         return Submission(_student_name(name), where, None, f"{FILE_NAME} is in a folder that is a link")
     if stat.S_ISDIR(mode):
+        try:
+            os.stat(f"{name}/{OUTPUT_MARKER}", dir_fd=top_fd, follow_symlinks=False)
+            return Skipped(where, f"another batch's output folder (it holds {OUTPUT_MARKER}): not a student")
+        except OSError:
+            pass
         return _read_path(top_fd, [name, *inside], _student_name(name), where.joinpath(*inside), accept)
     return Skipped(where, "neither a folder nor a .py file" if files else "not a folder")
 

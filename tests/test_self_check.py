@@ -393,3 +393,14 @@ def test_output_piped_into_a_program_that_stops_reading_ends_without_a_traceback
     process.stdout.close()
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=300) == 141 and "Traceback" not in stderr and "Exception" not in stderr, stderr
+
+
+def test_a_file_defining_none_of_the_functions_is_told_so_once(tmp_path, capsys):
+    """A review's empty granularGas.py got six "missing ... check its name" lines and not a word about being empty.
+    The template, whose functions are there but not written, is not told so."""
+    empty = tmp_path / "granularGas.py"
+    empty.write_text("")
+    assert cli.main(["check", str(empty), "--only", "contact_time_grains", "--only", "update"]) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert f"{empty} defines none of these functions: is it the file you meant, and saved?" in out
+    assert "defines none of these functions" not in as_text(_template_report())

@@ -214,6 +214,11 @@ def as_text(report: GradeReport) -> str:
         return "\n".join(lines) + "\n"
     graded = items(report)
     lines += [""] + table(graded)
+    functions = [item for item in graded if item.name in spec.FUNCTION_NAMES]
+    if len(functions) > 1 and all(item.causes and item.causes[0] == Cause(MISSING, item.name) for item in functions):
+        # A review's empty file got six "missing" lines and not a word about being empty.
+        lines += ["", f"{report.submission} defines none of these functions: is it the file you meant, and saved? "
+                      "(an empty file imports, and defines nothing)"]
     failing = {item.name: item for item in graded if item.failed}
     detailed = 0
     for item in graded:

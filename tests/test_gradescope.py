@@ -162,7 +162,24 @@ def test_a_missing_file_gets_zero_and_says_what_to_upload(root, bundle):
     done = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
                           timeout=300)
     results = results_of(done, root)
-    assert results["score"] == 0 and "granularGas.py" in results["output"]
+    assert results["score"] == 0 and "but gas.py: rename the file to grade to granularGas.py" in results["output"]
+
+
+@pytest.mark.parametrize("uploaded, said", [
+    ({"a/granularGas.py": "x = 1\n", "b/granularGas.py": "x = 2\n"}, "2 files named granularGas.py in your "
+     "submission (a/granularGas.py, b/granularGas.py), none at its top: upload only the one to grade"),
+    ({"granularGas (1).py": "x = 1\n"}, "but granularGas (1).py: rename the file to grade to granularGas.py"),
+    ({"hw.zip": "PK"}, "but hw.zip, an archive: upload the file granularGas.py itself"),
+    ({"notes.txt": "hi"}, "No granularGas.py in your submission: upload the file granularGas.py (exactly this name)"),
+    ({"x\x1b[2Jy.py": ""}, "but x\\x1b[2Jy.py: rename"),  # the student's own names, escaped
+])
+def test_what_a_submission_without_the_file_is_told(tmp_path, uploaded, said):
+    """A review: two granularGas.py in folders, and "granularGas (1).py", were told only "No granularGas.py"."""
+    for name, text in uploaded.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert gradescope.find_submission(tmp_path) is None
+    assert said in gradescope.missing_reason(tmp_path)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs as root")

@@ -124,10 +124,10 @@ def for_gradescope_run(results: Results, hidden_visibility: str, bonus_in_score:
     }
 
 
-def missing_submission() -> dict:
-    """results.json of a submission without granularGas.py: 0 points, and what to upload."""
-    return {"score": 0.0, "output": f"No {spec.FILE_NAME} in your submission: upload the file {spec.FILE_NAME} "
-                                    "(exactly this name).", "tests": [], "visibility": "visible"}
+def missing_submission(said: str) -> dict:
+    """results.json of a submission without granularGas.py: 0 points, and ``said`` (what was uploaded instead, and
+    what to upload)."""
+    return {"score": 0.0, "output": said, "tests": [], "visibility": "visible"}
 
 
 # -- reading back a stored results.json ------------------------------------------------

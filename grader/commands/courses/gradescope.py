@@ -35,6 +35,7 @@ from grader.grading.results import Results
 from grader.reports import gradescope_json
 from grader.spec import paths, rubric
 from grader.spec.limits import ONE_THREAD, Limits
+from grader.spec.text import shown
 
 PACKAGE_ROOT = paths.PACKAGE_ROOT
 
@@ -155,6 +156,33 @@ def find_submission(folder: Path) -> Path | None:
     return top[0] if top else (found[0] if len(found) == 1 else None)
 
 
+#: Archives a student may upload instead of the file.
+_ARCHIVES = (".zip", ".tar", ".gz", ".tgz", ".xz", ".bz2", ".7z", ".rar")
+
+
+def missing_reason(folder: Path) -> str:
+    """What the student is told when find_submission finds nothing to grade: what was uploaded, and the fix (a
+    review: two granularGas.py in folders, and "granularGas (1).py", were told only that there was none)."""
+    def named(paths_: list[Path]) -> str:
+        shown_ = [shown(str(p.relative_to(folder)))[:80] for p in paths_[:3]]
+        return ", ".join(shown_) + (", ..." if len(paths_) > 3 else "")
+
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())[:1000]
+    same = [p for p in files if p.name == spec.FILE_NAME]
+    if len(same) > 1:
+        return (f"{len(same)} files named {spec.FILE_NAME} in your submission ({named(same)}), none at its top: "
+                f"upload only the one to grade, {spec.FILE_NAME} itself.")
+    python = [p for p in files if p.suffix.lower() == ".py"]
+    if python:
+        return (f"No {spec.FILE_NAME} in your submission, but {named(python)}: rename the file to grade to "
+                f"{spec.FILE_NAME} (exactly this name) and upload it again.")
+    archives = [p for p in files if p.name.lower().endswith(_ARCHIVES)]
+    if archives:
+        return (f"No {spec.FILE_NAME} in your submission, but {named(archives)}, an archive: upload the file "
+                f"{spec.FILE_NAME} itself.")
+    return f"No {spec.FILE_NAME} in your submission: upload the file {spec.FILE_NAME} (exactly this name)."
+
+
 def grade_submission(root: Path, settings: GradingSettings) -> Results | None:
     """Grade ROOT/submission (None: no granularGas.py in it). Raises GraderError on the grader's faults."""
     from grader.grading import runner
@@ -179,7 +207,7 @@ def results_for(root: Path, settings: GradingSettings) -> dict:
     """Grade ROOT/submission; Gradescope's results.json as a dict. Raises GraderError on the grader's faults."""
     results = grade_submission(root, settings)
     if results is None:
-        return gradescope_json.missing_submission()
+        return gradescope_json.missing_submission(missing_reason(root / "submission"))
     return gradescope_json.for_gradescope_run(results, settings.hidden_visibility, _bonus_in_score(settings))
 
 
@@ -197,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         # The grader's fault: no results.json, so Gradescope reports the autograder failed (never a 0).
         print(f"run_autograder: the grader could not grade this submission: {exc}", file=sys.stderr)
         return 1
-    results = (gradescope_json.missing_submission() if graded is None
+    results = (gradescope_json.missing_submission(missing_reason(root / "submission")) if graded is None
                else gradescope_json.for_gradescope_run(graded, settings.hidden_visibility, _bonus_in_score(settings)))
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -283,3 +283,24 @@ def test_the_reference_is_timed_with_one_implementation_at_every_size(monkeypatc
     for n in (25, oracle.ENGINE_FROM_GRAINS + 36):
         efficiency.reference_seconds(efficiency.workload(n, 1))
     assert sorted(set(sizes)) == [25, oracle.ENGINE_FROM_GRAINS + 36]
+
+
+def test_the_batch_grades_csv_has_a_bonus_column_when_the_rubric_grants_one():
+    """A review found the bonus only in each results.json: grades.csv and the table now carry it, and only then."""
+    import csv
+    import io
+
+    from grader.commands.batch import pool
+    from grader.commands.batch.outcome import Outcome
+
+    plain = [Outcome("ann", "graded", results()), Outcome("bob", "missing: no granularGas.py")]
+    assert "bonus" not in pool.grades_csv(plain).decode().splitlines()[0].split(",")
+    granted = dataclasses.replace(MEASURED, bonus=5.0, bonus_max=5.0)
+    missed = dataclasses.replace(MEASURED, bonus=0.0, bonus_max=5.0)
+    rows = [Outcome("ann", "graded", results().with_efficiency(granted)),
+            Outcome("cat", "graded", results().with_efficiency(missed)), *plain[1:]]
+    read = list(csv.DictReader(io.StringIO(pool.grades_csv(rows).decode())))
+    assert list(read[0])[-2:] == ["bonus", "status"]
+    assert [(r["student"], r["score"], r["bonus"]) for r in read] == [("ann", "100", "5"), ("bob", "", ""),
+                                                                      ("cat", "100", "0")]
+    assert "bonus" in pool.grades_table(rows).splitlines()[0]

@@ -46,4 +46,6 @@ class Outcome:
             items = self.results.by_item()
             row |= {"score": _number(self.results.score), "max_score": _number(self.results.max_score),
                     **{name: _number(items[name][0]) for name in spec.ITEM_NAMES}}
+            if self.results.efficiency is not None and self.results.efficiency.bonus_max:
+                row["bonus"] = _number(self.results.bonus)  # beside the score, never in it
         return row

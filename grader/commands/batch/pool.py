@@ -169,10 +169,16 @@ def csv_cell(value: object) -> object:
     return printable(value)
 
 
+def columns(outcomes: Sequence[Outcome]) -> list[str]:
+    """CSV_COLUMNS, and "bonus" before "status" when the rubric grants one (a review found it only in results.json)."""
+    bonus = any("bonus" in o.row for o in outcomes)
+    return CSV_COLUMNS[:-1] + ["bonus"] * bonus + CSV_COLUMNS[-1:]
+
+
 def grades_csv(outcomes: Sequence[Outcome]) -> bytes:
     rows = sorted((o.row for o in outcomes), key=lambda r: r["student"])
     text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, CSV_COLUMNS, restval="", quoting=csv.QUOTE_MINIMAL)
+    writer = csv.DictWriter(text, columns(outcomes), restval="", quoting=csv.QUOTE_MINIMAL)
     writer.writeheader()
     writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     return text.getvalue().encode("utf-8")
@@ -180,8 +186,9 @@ def grades_csv(outcomes: Sequence[Outcome]) -> bytes:
 
 def grades_table(outcomes: Sequence[Outcome]) -> str:
     """The grades as an aligned text table; names and statuses escaped (no control character reaches a terminal)."""
-    header = [spec.ITEM_ABBREVIATIONS.get(c, c) for c in CSV_COLUMNS]
-    rows = [[shown(str(o.row.get(c, ""))) for c in CSV_COLUMNS] for o in outcomes]
+    shown_columns = columns(outcomes)
+    header = [spec.ITEM_ABBREVIATIONS.get(c, c) for c in shown_columns]
+    rows = [[shown(str(o.row.get(c, ""))) for c in shown_columns] for o in outcomes]
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
     return "\n".join(lines) + "\n"

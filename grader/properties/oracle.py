@@ -36,6 +36,7 @@ def _found(name: str) -> bool:
         return False
 
 
+@functools.cache  # the answer does not change in a process, and the grading asks hundreds of times (0.2 ms each)
 def _ours(name: str) -> bool:
     """Whether the module is found, and beside this grader (``reference`` next to ``grader``, as every install of
     the checkout puts them). A student kit tried on an instructor's machine finds the checkout's reference through
@@ -89,6 +90,7 @@ def timed_update() -> Callable[..., float]:
     return vectorised().update
 
 
+@functools.cache  # built once: the grading asks for it at every case of a property that uses it
 def reference() -> types.ModuleType:
     """The reference granularGas functions; ``update`` goes to the engine for large gases where numba is installed."""
     exact = vectorised()

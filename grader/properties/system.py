@@ -228,19 +228,21 @@ def check_channel(caller: Caller, gas: Scenario) -> None:
         fail(f"{UPDATE}: {gas.n} equal grains (r = 1) bounce along a channel between two walls, over "
              f"{CHANNEL_CONTACTS} contacts in one dt = {fmt(CHANNEL_DT)}; at the end grain {worst} should be at "
              f"{fmt(xe[worst])} with velocity {fmt(ve[worst])}; got {fmt(x[worst])} and {fmt(v[worst])}. "
-             + _channel_hint(gas, x))
+             + _channel_hint(gas, x, worst))
     if tuple(index.tolist()) == (-1.0, -1.0):
         fail(f"{UPDATE}: after over {CHANNEL_CONTACTS} contacts indexOld is still [-1, -1]; it must hold the last "
              "contact, changed in place (indexOld[:] = index)")
 
 
-def _channel_hint(gas: Scenario, x: np.ndarray) -> str:
-    """What a wrong end state of the channel suggests. (A recursive update stops with a RecursionError, which the
-    sandbox's message explains: a wrong state is not that.)"""
+def _channel_hint(gas: Scenario, x: np.ndarray, shown: int) -> str:
+    """What a wrong end state of the channel suggests (shown: the grain the message quotes, named if it is out).
+    (A recursive update stops with a RecursionError, which the sandbox's message explains: a wrong state is not
+    that.)"""
     left, right = gas.w[0, 0, 0], gas.w[1, 0, 0]
     out = np.flatnonzero(~((x[:, 0] >= left) & (x[:, 0] <= right)))
     if out.size:
-        return (f"Grain {int(out[0])} ended outside the channel ({fmt(left)} <= x <= {fmt(right)}): a contact with "
+        grain = shown if shown in out else int(out[0])
+        return (f"Grain {grain} ended outside the channel ({fmt(left)} <= x <= {fmt(right)}): a contact with "
                 "a wall was missed or solved wrong (contact_time_walls, contact_solve_wall)")
     return "Every contact inside dt must be solved, in time order, each from the state the one before left"
 

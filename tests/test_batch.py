@@ -71,21 +71,22 @@ def test_folders_and_files_per_student_are_both_found_and_the_rest_is_listed(tmp
     (tmp_path / "notes.txt").write_text("not a submission")
     (tmp_path / "_hidden").mkdir()
     (tmp_path / ".git").mkdir()
-    (tmp_path / "last_week").mkdir()  # another batch's output (a review's was graded as a student "missing")
+    (tmp_path / "last_week").mkdir()  # another batch's output (a review's was a student "missing: no granularGas.py")
     (tmp_path / "last_week" / batch.MARKER).write_text("written by python -m grader batch\n")
+    (tmp_path / "alice" / batch.MARKER).write_text("")  # a student's copy of the marker changes nothing
     (tmp_path / "dave.zip").write_bytes(b"PK\x03\x04")  # archives: named as such (a review saw only "skipped")
     (tmp_path / "erin").mkdir()
     (tmp_path / "erin" / "submission.zip").write_bytes(b"PK\x03\x04")
     found = scan(tmp_path)
     by_student = {s.student: s for s in found.submissions}
     assert "an archive: unpack it into the student's folder" in by_student.pop("erin").problem
+    assert "another batch's output folder" in by_student.pop("last_week").problem
     assert sorted(by_student) == ["alice", "bob", "carol"]
     assert by_student["alice"].source == b"x = 1\n" and by_student["bob"].source == b"y = 2\n"
     assert by_student["carol"].source is None and by_student["carol"].problem == "no granularGas.py"
     reasons = {s.path.name: s.reason for s in found.skipped}
-    assert set(reasons) == {"notes.txt", "_hidden", ".git", "last_week", "dave.zip"}
+    assert set(reasons) == {"notes.txt", "_hidden", ".git", "dave.zip"}
     assert "an archive, which the batch does not unpack" in reasons["dave.zip"]
-    assert "another batch's output folder" in reasons["last_week"]
     assert "hidden" in reasons["_hidden"] and "not a submission" in reasons[".git"]
     assert "neither a folder nor a .py file" in reasons["notes.txt"]
 

@@ -293,12 +293,12 @@ def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bo
             return Skipped(where, "a link to something that is not a folder")
         return Submission(_student_name(name), where, None, f"{FILE_NAME} is in a folder that is a link")
     if stat.S_ISDIR(mode):
-        try:
-            os.stat(f"{name}/{OUTPUT_MARKER}", dir_fd=top_fd, follow_symlinks=False)
-            return Skipped(where, f"another batch's output folder (it holds {OUTPUT_MARKER}): not a student")
-        except OSError:
-            pass
-        return _read_path(top_fd, [name, *inside], _student_name(name), where.joinpath(*inside), accept)
+        found = _read_path(top_fd, [name, *inside], _student_name(name), where.joinpath(*inside), accept)
+        if found.source is None and _exists(top_fd, f"{name}/{OUTPUT_MARKER}"):
+            # A row that says what it is, never a skip: a student's folder holding a copied marker must not vanish.
+            return dataclasses.replace(found, problem=f"another batch's output folder (it holds {OUTPUT_MARKER}), "
+                                                      "not a submission: move it out of the submissions folder")
+        return found
     if name.lower().endswith(ARCHIVES):
         return Skipped(where, "an archive, which the batch does not unpack: unpack it into a folder named after the "
                               f"student, holding {FILE_NAME}")

@@ -357,8 +357,8 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
         for s in submissions:
             if s.student not in outcomes:
                 outcomes[s.student] = Outcome(s.student, "not graded (interrupted)")
-                # Its record, if any, is an earlier file's (else it would have been kept): it must not stand beside
-                # "not graded" (a review found the old grade's page there). The next run grades it.
+                # Its record, if any, is of an earlier file or grading (else it would have been kept): it must not
+                # stand beside "not graded" (a review found the old grade's page there). The next run grades it.
                 signing.drop(folder, (STUDENTS, safe_name(s.student)))
         raise
     finally:

@@ -247,3 +247,46 @@ def test_the_feedback_animation_has_one_functions_budget_in_all(tmp_path, monkey
     made = render.feedback_animation(slow, Limits(call_seconds=1.0, function_seconds=0.6))
     assert made is not None and "used more than 0.6 s of CPU" in made[1]["error"], made and made[1]
     assert 0.6 / 0.15 <= len(calls) <= 0.6 / 0.15 + 2, len(calls)
+
+
+BLOWS_UP = """
+
+_real_update = update
+
+
+def update(x, v, R, m, w, indexOld, r, dt, t):
+    out = _real_update(x, v, R, m, w, indexOld, r, dt, t)
+    if t > 0.05:  # the gas blows up: speeds of 1e200, an energy of inf
+        v *= 1e200
+        x[:] = 1.7e308
+    return out
+"""
+
+
+def test_a_gas_that_blows_up_to_inf_is_animated_and_keeps_its_grade(tmp_path):
+    """A red team's update scaled the velocities by 1e200: the energy axis got a limit of inf, and check stopped with
+    a traceback, no results and no page (a batch row said "grader error")."""
+    path = tmp_path / "granularGas.py"
+    path.write_text((Path(__file__).resolve().parents[1] / "reference" / "granularGas.py").read_text() + BLOWS_UP)
+    page, results = tmp_path / "page.html", tmp_path / "results.json"
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(path), "--only", "update", "--html", str(page),
+                           "--json", str(results), "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr
+    assert results.exists() and page.read_text().count("data:image/gif;base64,") == 1
+
+
+def test_a_drawing_fault_leaves_the_grade_and_says_whose_it_is(monkeypatch, tmp_path):
+    from grader.commands import animated
+    from grader.grading import runner
+    from grader.grading.results import Results
+
+    def broken(*args, **kwargs):
+        raise ValueError("Axis limits cannot be NaN or Inf")
+
+    monkeypatch.setattr(render, "feedback_animation", broken)
+    path = tmp_path / "granularGas.py"
+    path.write_text((Path(__file__).resolve().parents[1] / "reference" / "granularGas.py").read_text() + BLOWS_UP)
+    graded = runner.grade_file(path, runner.GradeOptions(only=("update",)))
+    made = animated.with_feedback_animation(path, graded, Results.from_report(graded), Limits(), (), None)
+    assert made.gif is None and made.results == Results.from_report(graded)
+    assert made.absent is not None and "(ValueError), a fault of the grader's" in made.absent

@@ -74,6 +74,9 @@ def test_folders_and_files_per_student_are_both_found_and_the_rest_is_listed(tmp
     (tmp_path / "last_week").mkdir()  # another batch's output (a review's was a student "missing: no granularGas.py")
     (tmp_path / "last_week" / batch.MARKER).write_text("written by python -m grader batch\n")
     (tmp_path / "alice" / batch.MARKER).write_text("")  # a student's copy of the marker changes nothing
+    (tmp_path / "frank").mkdir()
+    (tmp_path / "frank" / batch.MARKER).write_text("")  # nor with a file under another name: told to rename it
+    (tmp_path / "frank" / "hw3.py").write_text("z = 3\n")
     (tmp_path / "dave.zip").write_bytes(b"PK\x03\x04")  # archives: named as such (a review saw only "skipped")
     (tmp_path / "erin").mkdir()
     (tmp_path / "erin" / "submission.zip").write_bytes(b"PK\x03\x04")
@@ -81,6 +84,7 @@ def test_folders_and_files_per_student_are_both_found_and_the_rest_is_listed(tmp
     by_student = {s.student: s for s in found.submissions}
     assert "an archive: unpack it into the student's folder" in by_student.pop("erin").problem
     assert "another batch's output folder" in by_student.pop("last_week").problem
+    assert "but hw3.py: rename it to granularGas.py" in by_student.pop("frank").problem
     assert sorted(by_student) == ["alice", "bob", "carol"]
     assert by_student["alice"].source == b"x = 1\n" and by_student["bob"].source == b"y = 2\n"
     assert by_student["carol"].source is None and by_student["carol"].problem == "no granularGas.py"

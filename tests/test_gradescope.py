@@ -120,6 +120,8 @@ def test_a_stub_is_graded_as_gradescope_runs_it_and_hidden_details_stay_hidden(r
     results = results_of(done, root)
     # The bundle's rubric (update = 40), not the defaults.
     assert results["score"] == 0 and results["max_score"] == pytest.approx(120.0)
+    # Shown as text: the outputs quote what the file printed and returned (never rendered as HTML or Markdown).
+    assert [results[k] for k in ("output_format", "test_output_format", "test_name_format")] == ["text"] * 3
     printed = results["extra_data"]["printed"]
     assert "graded as uid" in printed and "graded as uid 0\n" not in printed
     assert printed.count("denied") == len(SECRETS) and "LEAKED" not in printed
@@ -163,6 +165,7 @@ def test_a_missing_file_gets_zero_and_says_what_to_upload(root, bundle):
                           timeout=300)
     results = results_of(done, root)
     assert results["score"] == 0 and "but gas.py: rename the file to grade to granularGas.py" in results["output"]
+    assert results["output_format"] == "text"
 
 
 @pytest.mark.parametrize("uploaded, said", [

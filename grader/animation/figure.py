@@ -115,6 +115,16 @@ def _gas_panel(fig, where, runs: Runs, trajectory: Trajectory | None, name: str,
     return grains
 
 
+def _finite_top(series: list[np.ndarray]) -> float:
+    """The largest finite value of the series (0 if none): a file's gas may blow up to inf or nan, and an axis
+    limit of inf stopped the grading (a red team's update scaled its velocities by 1e200)."""
+    return max(float(np.max(s, where=np.isfinite(s), initial=0.0)) for s in series)
+
+
+def _headroom(top: float) -> float:
+    return min(1.1 * top, np.finfo(float).max)
+
+
 def _curves(fig, grid, runs: Runs, panels: list[tuple[str, Trajectory]]):
     """Kinetic energy and |total momentum| on two stacked panels; their time cursors."""
     energy_ax = fig.add_subplot(grid[0])
@@ -124,16 +134,17 @@ def _curves(fig, grid, runs: Runs, panels: list[tuple[str, Trajectory]]):
         style = dict(ls="-", color="#1f77b4", lw=1.8) if k == 0 else dict(ls="--", color="#ff7f0e", lw=1.4)
         energy_ax.plot(trajectory.times, trajectory.energy, label=name, **style)
         momentum_ax.plot(trajectory.times, np.linalg.norm(trajectory.momentum, axis=1), label=name, **style)
-    energy_top = max(float(np.max(t.energy)) for _, t in panels)
-    momentum_top = max(float(np.max(np.linalg.norm(t.momentum, axis=1))) for _, t in panels)
+    energy_top = _finite_top([t.energy for _, t in panels])
+    momentum_top = _finite_top([np.linalg.norm(t.momentum, axis=1) for _, t in panels])
     # From zero: a conserved quantity is a flat line, not rounding noise blown up with an offset.
-    energy_ax.set_ylim(0, 1.1 * energy_top if energy_top > 0 else 1.0)
-    momentum_ax.set_ylim(0, 1.1 * max(momentum_top, 0.05 * scale))
+    energy_ax.set_ylim(0, _headroom(energy_top) if energy_top > 0 else 1.0)
+    momentum_ax.set_ylim(0, _headroom(max(momentum_top, 0.05 * scale)))
     end = max(float(t.times[-1]) for _, t in panels) or 1.0
     energy_ax.set_xlim(0, end)
-    for ax, label in ((energy_ax, "kinetic\nenergy  $E$"), (momentum_ax, "total momentum\n$|\\mathbf{P}|$")):
+    for ax, label, top in ((energy_ax, "kinetic\nenergy  $E$", energy_top),
+                           (momentum_ax, "total momentum\n$|\\mathbf{P}|$", momentum_top)):
         ax.set_ylabel(label)
-        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain" if top < 1e6 else "sci")
         ax.grid(alpha=0.3)
     energy_ax.tick_params(labelbottom=False)
     momentum_ax.set_xlabel("time  $t$")
@@ -161,6 +172,17 @@ def _notes(runs: Runs, frame: int, bad: np.ndarray) -> list[str]:
     return lines
 
 
+def _speed_scale(student: Trajectory, reference: Trajectory | None) -> tuple[float, bool]:
+    """The top of the colour scale, and whether the student's grains go faster. The reference's speeds set it where
+    it is shown: a student's gas gaining speed (up to 40 in a review's run) would otherwise leave the reference's
+    grains all the colour of rest. Faster grains take the top colour; non-finite speeds are left out."""
+    shown = [t for t in (student, reference) if t is not None]
+    speeds = [np.linalg.norm(t.velocities, axis=2) for t in shown]
+    fastest = [float(np.max(s, where=np.isfinite(s), initial=0.0)) for s in speeds]
+    top = fastest[-1] or max(fastest) or 1.0  # the reference's, when there is one
+    return top, bool(np.any(speeds[0] > top))
+
+
 def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None = None, dpi: int = DPI,
           window: bool = False) -> Movie:
     """The figure of the runs and its frame-drawing function (nothing saved yet)."""
@@ -175,12 +197,7 @@ def build(runs: Runs, title: str = "your granularGas.py", max_frames: int | None
     outer = fig.add_gridspec(2, 1, height_ratios=[4.0, 2.7], left=0.1, right=0.9, top=0.835, bottom=0.065,
                              hspace=0.12)
     top = outer[0].subgridspec(1, 3, width_ratios=[1, 1, 0.05], wspace=0.08)
-    # The reference's speeds set the colours where it is shown: a student's gas gaining speed (up to 40 in a review's
-    # run) would otherwise leave the reference's grains all the colour of rest. Faster grains take the top colour.
-    speeds = {id(t): np.linalg.norm(t.velocities, axis=2) for _, t in panels}
-    fastest = {key: float(np.max(s, where=np.isfinite(s), initial=0.0)) for key, s in speeds.items()}
-    speed_max = fastest[id(reference if reference is not None else student)] or max(fastest.values()) or 1.0
-    faster = bool(np.any(speeds[id(student)] > speed_max))
+    speed_max, faster = _speed_scale(student, reference)
     grains = [_gas_panel(fig, top[0, 0], runs, student, title, speed_max),
               _gas_panel(fig, top[0, 1], runs, reference, "reference", speed_max)]
     fig.colorbar(ScalarMappable(Normalize(0, speed_max), cmap="viridis"), cax=fig.add_subplot(top[0, 2]),

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from grader.errors import GraderError
 from grader.grading.causes import MISSING
 from grader.grading.report import GradeReport
 from grader.grading.results import AnimationNote, Results
@@ -36,7 +39,14 @@ def with_feedback_animation(path: Path, graded: GradeReport, results: Results, l
         return Animated(results, None, "the file defines no update to animate")
     from grader.animation import render
 
-    made = render.feedback_animation(path, limits, hide=hide, box=box)
+    try:
+        with np.errstate(all="ignore"):  # a gas that blew up to inf or nan is drawn, not warned about
+            made = render.feedback_animation(path, limits, hide=hide, box=box)
+    except GraderError:
+        raise  # the sandbox's faults stay the grader's, said as such
+    except Exception as exc:  # noqa: BLE001 - a drawing bug must not take the grade with it: the animation is extra
+        return Animated(results, None, f"the animation could not be drawn ({type(exc).__name__}), a fault of the "
+                        "grader's and not of your file; your grade stands")
     if made is None:
         scenarios = ", ".join(render.FEEDBACK_SCENARIOS)
         return Animated(results, None, f"your update ran each feedback scenario ({scenarios}) as the reference's "

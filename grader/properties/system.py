@@ -243,8 +243,10 @@ def _channel_hint(gas: Scenario, x: np.ndarray, shown: int) -> str:
     if out.size:
         grain = shown if shown in out else int(out[0])
         return (f"Grain {grain} ended outside the channel ({fmt(left)} <= x <= {fmt(right)}): a contact with "
-                "a wall was missed or solved wrong (contact_time_walls, contact_solve_wall)")
-    return "Every contact inside dt must be solved, in time order, each from the state the one before left"
+                "a wall was missed or solved wrong. update must solve every contact inside dt in a loop (here over "
+                f"{CHANNEL_CONTACTS}, none left out), with contact_time_walls and contact_solve_wall right")
+    return ("update must solve every contact inside dt in a loop, in time order, each from the state the one before "
+            "left")
 
 
 def channels() -> st.SearchStrategy[Scenario]:

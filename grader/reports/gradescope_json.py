@@ -99,6 +99,11 @@ def write_json(results: Results, path: str | Path) -> None:
     path.write_text(dumps(results))
 
 
+#: How Gradescope shows every output: as text, never as HTML or Markdown (the outputs quote the student's file names,
+#: answers and error messages; a red team's file name held an <img onerror> tag).
+PLAIN_TEXT = "text"
+
+
 def for_gradescope_run(results: Results, hidden_visibility: str, bonus_in_score: bool = False) -> dict:
     """results.json inside Gradescope: the student's view on top; a hidden test's details shown per the bundle.
 
@@ -117,6 +122,9 @@ def for_gradescope_run(results: Results, hidden_visibility: str, bonus_in_score:
         "output": summary_text(student_view(results, spec.FILE_NAME)),
         "visibility": "visible",
         "stdout_visibility": "hidden",
+        "output_format": PLAIN_TEXT,
+        "test_output_format": PLAIN_TEXT,
+        "test_name_format": PLAIN_TEXT,
         "tests": tests,
         "extra_data": {"status": results.status, "hidden_tests_run": results.hidden_run, "items": _items(results),
                        "protections": list(results.protections), "weaknesses": list(results.weaknesses),
@@ -127,7 +135,7 @@ def for_gradescope_run(results: Results, hidden_visibility: str, bonus_in_score:
 def missing_submission(said: str) -> dict:
     """results.json of a submission without granularGas.py: 0 points, and ``said`` (what was uploaded instead, and
     what to upload)."""
-    return {"score": 0.0, "output": said, "tests": [], "visibility": "visible"}
+    return {"score": 0.0, "output": said, "output_format": PLAIN_TEXT, "tests": [], "visibility": "visible"}
 
 
 # -- reading back a stored results.json ------------------------------------------------

@@ -27,9 +27,10 @@ from grader.grading.causes import MISSING, NOT_WRITTEN, WRONG, Cause
 from grader.grading.report import GradeReport, TestResult
 from grader.reports.feedback import points
 from grader.spec import STATEMENT_ORDER
+from grader.spec.text import shown
 
 #: Characters of a failure's message shown after the first failure of an item.
-SHORT_MESSAGE = 330  # three lines
+SHORT_MESSAGE = 330  # three lines: what the code returned fits (a review saw "got dv1 = [ ..." at 240)
 #: Characters of a message shown at all (the first failure of an item).
 LONG_MESSAGE = 900
 #: Width the messages are wrapped to.
@@ -99,7 +100,7 @@ def helpers(causes: tuple[Cause, ...]) -> str:
 
 def header(report: GradeReport, tests: int) -> list[str]:
     """The first lines: the score, which tests ran, what was checked."""
-    lines = [f"{report.submission}: {points(report.score)} / {points(report.max_score)} points"]
+    lines = [f"{shown(report.submission)}: {points(report.score)} / {points(report.max_score)} points"]
     if report.hidden_run:
         lines.append(f"Tests run: public and hidden, {tests} tests (the hidden ones compare your functions with the "
                      "reference solution).")
@@ -134,22 +135,10 @@ def table(graded: list[Item]) -> list[str]:
     return lines + explained
 
 
-#: A number written with more digits than a short message needs (0.6666666666666666): shown to 4 significant
-#: digits there, so that the values, "got" among them, fit before the cut (a review saw "got dv1 = [ ..."). The
-#: first failure of a function and the feedback page keep every digit.
-_LONG_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
-
-
-def _short_numbers(text: str) -> str:
-    return _LONG_NUMBER.sub(lambda found: f"{float(found.group()):.4g}", text)
-
-
 def _cap(text: str, limit: int) -> str:
-    """One paragraph (numpy's line breaks joined), at most ``limit`` characters, wrapped and indented; a message
-    capped short has its long numbers shortened first."""
+    """One paragraph (numpy's line breaks joined), at most ``limit`` characters, wrapped and indented. (Numbers keep
+    every digit: shortened, "got 1.000003" read "got 1" beside "expected 1.0", a red team found.)"""
     text = " ".join(text.split())
-    if limit < LONG_MESSAGE:
-        text = _short_numbers(text)
     if len(text) > limit:
         text = text[: limit - 4].rstrip() + " ..."
     return textwrap.fill(text, WIDTH, initial_indent="  ", subsequent_indent="  ", break_long_words=False,
@@ -217,8 +206,8 @@ def as_text(report: GradeReport) -> str:
     functions = [item for item in graded if item.name in spec.FUNCTION_NAMES]
     if len(functions) > 1 and all(item.causes and item.causes[0] == Cause(MISSING, item.name) for item in functions):
         # A review's empty file got six "missing" lines and not a word about being empty.
-        lines += ["", f"{report.submission} defines none of these functions: is it the file you meant, and saved? "
-                      "(an empty file imports, and defines nothing)"]
+        lines += ["", f"{shown(report.submission)} defines none of these functions: is it the file you meant, and "
+                      "saved? (an empty file imports, and defines nothing)"]
     failing = {item.name: item for item in graded if item.failed}
     detailed = 0
     for item in graded:

@@ -294,7 +294,7 @@ def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bo
         return Submission(_student_name(name), where, None, f"{FILE_NAME} is in a folder that is a link")
     if stat.S_ISDIR(mode):
         found = _read_path(top_fd, [name, *inside], _student_name(name), where.joinpath(*inside), accept)
-        if found.source is None and _exists(top_fd, f"{name}/{OUTPUT_MARKER}"):
+        if found.problem == f"no {FILE_NAME}" and _exists(top_fd, f"{name}/{OUTPUT_MARKER}"):
             # A row that says what it is, never a skip: a student's folder holding a copied marker must not vanish.
             return dataclasses.replace(found, problem=f"another batch's output folder (it holds {OUTPUT_MARKER}), "
                                                       "not a submission: move it out of the submissions folder")

@@ -623,3 +623,22 @@ def test_students_whose_folders_differ_only_by_case_are_refused_before_anyone_is
     with pytest.raises(batch.BatchError, match="ignores case"):
         run_batch(subs, out)
     assert not (out / "grades.csv").exists()
+
+
+def test_an_interrupt_just_after_a_grade_is_stored_keeps_that_grade(tmp_path, monkeypatch):
+    """A review: the record is stored a moment before its outcome is noted; an interrupt in between must not drop
+    the grade just made (it is kept as a re-run would keep it), while an earlier file's record is dropped."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    (subs / "a.py").write_text(TINY)
+    stored = batch._store
+
+    def store_then_interrupt(*args, **kwargs):
+        stored(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch, "_store", store_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(subs, out, jobs=1)
+    assert read_grades(out)["a"]["status"] == "graded"
+    assert (student_files(out, "a") / "results.json").exists()

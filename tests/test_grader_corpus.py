@@ -254,6 +254,7 @@ def test_check_command_exit_codes_rubric_and_results_json(tmp_path):
     ("[points]\nupdate = 5\n[grading]\nhidden_visibility = 'hidden'\n", "by gradescope-zip's --hidden-visibility"),
     ("[points]\nupdate = 5\n[grading]\nexcuse_trace = true\n", "[grading] names 'excuse_trace'"),
     ("[points]\nupdate = 5\n[pionts]\nupdate = 5\n", "has a table or entry 'pionts'"),
+    ("grading = 5\nfoo = 1\n[points]\nupdate = 1\n", "grading must be a table"),  # was a TypeError (review)
 ])
 def test_malformed_rubric_is_refused_clearly(tmp_path, text, fragment):
     (tmp_path / "rubric.toml").write_text(text)

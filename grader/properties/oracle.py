@@ -47,7 +47,9 @@ def _ours(name: str) -> bool:
         return False
     if found is None or found.origin is None:
         return False
-    return Path(found.origin).resolve().parent.parent == PACKAGE_ROOT.resolve()
+    # As found and as resolved: a reference/ linked into the checkout from elsewhere is still the checkout's.
+    beside = {Path(found.origin).parent.parent, Path(found.origin).resolve().parent.parent}
+    return bool(beside & {PACKAGE_ROOT, PACKAGE_ROOT.resolve()})
 
 
 def available() -> bool:

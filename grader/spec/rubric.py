@@ -108,8 +108,10 @@ def parse(text: str, name: str, settings: bool = False) -> Rubric:
 def _only_rubric_entries(data: dict, name: str) -> None:
     """Refuse what a rubric does not set: another table, or a [grading] entry of the course settings."""
     grading = data.get("grading", {})
+    if not isinstance(grading, dict):
+        raise RubricError(f"rubric {name}: grading must be a table, e.g.\n[grading]\nexcuse_traced = false")
     found = [key for key in data if key not in ("points", "bonus", "grading")]
-    found += [key for key in (grading if isinstance(grading, dict) else {}) if key not in RUBRIC_GRADING_KEYS]
+    found += [key for key in grading if key not in RUBRIC_GRADING_KEYS]
     for key in found:
         if key in SETTINGS_ONLY:
             raise RubricError(f"rubric {name}: {key} is not set by a rubric but by {SETTINGS_ONLY[key]}; a rubric "

@@ -354,11 +354,13 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
             if progress.tty:
                 progress.update(len(running))
     except KeyboardInterrupt:
-        for s in submissions:
-            if s.student not in outcomes:
-                outcomes[s.student] = Outcome(s.student, "not graded (interrupted)")
-                # Its record, if any, is of an earlier file or grading (else it would have been kept): it must not
-                # stand beside "not graded" (a review found the old grade's page there). The next run grades it.
+        for s in (s for s in submissions if s.student not in outcomes):
+            # Stored this run just before the interrupt (between the record and its outcome): kept, as a re-run
+            # would keep it. Any other record is of an earlier file or grading: it must not stand beside "not
+            # graded" (a review found the old grade's page there). The next run grades the student.
+            kept, _ = _reuse(folder, key, s, print_) if s.source is not None else (None, "")
+            outcomes[s.student] = kept or Outcome(s.student, "not graded (interrupted)")
+            if kept is None:
                 signing.drop(folder, (STUDENTS, safe_name(s.student)))
         raise
     finally:

@@ -354,14 +354,7 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
             if progress.tty:
                 progress.update(len(running))
     except KeyboardInterrupt:
-        for s in (s for s in submissions if s.student not in outcomes):
-            # Stored this run just before the interrupt (between the record and its outcome): kept, as a re-run
-            # would keep it. Any other record is of an earlier file or grading: it must not stand beside "not
-            # graded" (a review found the old grade's page there). The next run grades the student.
-            kept, _ = _reuse(folder, key, s, print_) if s.source is not None else (None, "")
-            outcomes[s.student] = kept or Outcome(s.student, "not graded (interrupted)")
-            if kept is None:
-                signing.drop(folder, (STUDENTS, safe_name(s.student)))
+        _note_interrupted(submissions, folder, key, print_, outcomes)
         raise
     finally:
         for job, _ in running:
@@ -372,6 +365,20 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
         progress.finish()
         _publish(folder, outcomes, skipped)
     return sorted(outcomes.values(), key=lambda o: o.student)
+
+
+def _note_interrupted(submissions: Sequence[Submission], folder: signing.OutputFolder, key: bytes, print_: str,
+                      outcomes: dict[str, Outcome]) -> None:
+    """The students an interrupt left without an outcome: "not graded (interrupted)", their records dropped.
+
+    A record stored this run just before the interrupt (between the record and its outcome) is kept, as a re-run
+    would keep it. Any other is of an earlier file or grading: it must not stand beside "not graded" (a review
+    found the old grade's page there). The next run grades the student."""
+    for s in (s for s in submissions if s.student not in outcomes):
+        kept, _ = _reuse(folder, key, s, print_) if s.source is not None else (None, "")
+        outcomes[s.student] = kept or Outcome(s.student, "not graded (interrupted)")
+        if kept is None:
+            signing.drop(folder, (STUDENTS, safe_name(s.student)))
 
 
 def _warn_of_others(folder: signing.OutputFolder, submissions: Sequence[Submission], progress: Progress) -> None:

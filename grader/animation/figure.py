@@ -115,7 +115,7 @@ def _gas_panel(fig, where, runs: Runs, trajectory: Trajectory | None, name: str,
     return grains
 
 
-def _finite_top(series: list[np.ndarray]) -> float:
+def _finite_top(*series: np.ndarray) -> float:
     """The largest finite value of the series (0 if none): a file's gas may blow up to inf or nan, and an axis
     limit of inf stopped the grading (a red team's update scaled its velocities by 1e200)."""
     return max(float(np.max(s, where=np.isfinite(s), initial=0.0)) for s in series)
@@ -134,8 +134,8 @@ def _curves(fig, grid, runs: Runs, panels: list[tuple[str, Trajectory]]):
         style = dict(ls="-", color="#1f77b4", lw=1.8) if k == 0 else dict(ls="--", color="#ff7f0e", lw=1.4)
         energy_ax.plot(trajectory.times, trajectory.energy, label=name, **style)
         momentum_ax.plot(trajectory.times, np.linalg.norm(trajectory.momentum, axis=1), label=name, **style)
-    energy_top = _finite_top([t.energy for _, t in panels])
-    momentum_top = _finite_top([np.linalg.norm(t.momentum, axis=1) for _, t in panels])
+    energy_top = _finite_top(*(t.energy for _, t in panels))
+    momentum_top = _finite_top(*(np.linalg.norm(t.momentum, axis=1) for _, t in panels))
     # From zero: a conserved quantity is a flat line, not rounding noise blown up with an offset.
     energy_ax.set_ylim(0, _headroom(energy_top) if energy_top > 0 else 1.0)
     momentum_ax.set_ylim(0, _headroom(max(momentum_top, 0.05 * scale)))
@@ -176,10 +176,8 @@ def _speed_scale(student: Trajectory, reference: Trajectory | None) -> tuple[flo
     """The top of the colour scale, and whether the student's grains go faster. The reference's speeds set it where
     it is shown: a student's gas gaining speed (up to 40 in a review's run) would otherwise leave the reference's
     grains all the colour of rest. Faster grains take the top colour; non-finite speeds are left out."""
-    shown = [t for t in (student, reference) if t is not None]
-    speeds = [np.linalg.norm(t.velocities, axis=2) for t in shown]
-    fastest = [float(np.max(s, where=np.isfinite(s), initial=0.0)) for s in speeds]
-    top = fastest[-1] or max(fastest) or 1.0  # the reference's, when there is one
+    speeds = [np.linalg.norm(t.velocities, axis=2) for t in (student, reference) if t is not None]
+    top = _finite_top(speeds[-1]) or _finite_top(*speeds) or 1.0  # the reference's, when there is one
     return top, bool(np.any(speeds[0] > top))
 
 

@@ -78,7 +78,7 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     """Grade one file (only the items named in ``only``, if any), print the report, maybe write results.json,
     the feedback page and the animation of the first failing scenario; the exit code. efficiency: time the
     submission too (on anyway when the rubric has a [bonus] table)."""
-    from grader.commands.animated import with_feedback_animation
+    from grader.commands.animated import Animated, with_feedback_animation
     from grader.grading import runner
     from grader.grading.results import Results
     from grader.reports import feedback, gradescope_json
@@ -98,24 +98,22 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
         results = Results.from_report(grade)
         if efficiency or bonus is not None:
             results = _timed(submission, results, options, bonus, quiet)
-        animation = with_feedback_animation(submission, grade, results, limits, hidden, spare) if animated else None
-    gif = animation.gif if animation is not None else None
-    if animation is not None:
-        results = animation.results
+        animation = (with_feedback_animation(submission, grade, results, limits, hidden, spare) if animated
+                     else Animated(results, None))
+    results, gif = animation.results, animation.gif
     if animation_path and gif:
         Path(animation_path).parent.mkdir(parents=True, exist_ok=True)
         Path(animation_path).write_bytes(gif)
         if not quiet:
             print(f"animation written to {animation_path}")
-    elif animation_path and animation is not None and not quiet:  # say why nothing was written, rather than nothing
+    elif animation_path and not quiet:  # say why nothing was written, rather than nothing
         print(f"no animation written to {animation_path}: {animation.absent}")
     if json_path:
         gradescope_json.write_json(results, json_path)
         if not quiet:
             print(f"results written to {json_path}")
     if html_path:
-        page = feedback.page(path, results, submission.read_text(errors="replace"), gif,
-                             animation.absent if animation is not None else None)
+        page = feedback.page(path, results, submission.read_text(errors="replace"), gif, animation.absent)
         Path(html_path).parent.mkdir(parents=True, exist_ok=True)
         Path(html_path).write_text(page, encoding="utf-8")
         if not quiet:

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 #: The file students hand in, and the module name it is imported as.
 FILE_NAME: str = "granularGas.py"
 MODULE_NAME: str = "granularGas"
+#: Archives a student may hand in instead of that file (never unpacked by the grader: named, with what to do).
+ARCHIVE_SUFFIXES: tuple[str, ...] = (".zip", ".tar", ".tgz", ".gz", ".xz", ".bz2", ".7z", ".rar")
 
 #: Time returned when there is no (non-negative) contact time.
 NO_CONTACT: float = sys.float_info.max

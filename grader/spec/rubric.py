@@ -72,6 +72,7 @@ MAX_POINTS = 1000.0
 #: gradescope-zip write, and which is a rubric with two tables more) holds besides. Anything else is refused: an
 #: entry ignored without a word grades otherwise than its author meant.
 RUBRIC_GRADING_KEYS = ("excuse_traced",)
+SETTINGS_GRADING_KEYS = (*RUBRIC_GRADING_KEYS, "allow_weak_isolation", "hidden_visibility")
 SETTINGS_ONLY = {"limits": "the limit flags (--timeout, --import-timeout, --memory-mb, --processes)",
                  "allow_weak_isolation": "--allow-weak-isolation", "hidden_visibility": "gradescope-zip's "
                  "--hidden-visibility"}

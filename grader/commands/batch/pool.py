@@ -169,16 +169,16 @@ def csv_cell(value: object) -> object:
     return printable(value)
 
 
-def columns(outcomes: Sequence[Outcome]) -> list[str]:
+def columns(rows: Sequence[dict]) -> list[str]:
     """CSV_COLUMNS, and "bonus" before "status" when the rubric grants one (a review found it only in results.json)."""
-    bonus = any("bonus" in o.row for o in outcomes)
+    bonus = any("bonus" in row for row in rows)
     return CSV_COLUMNS[:-1] + ["bonus"] * bonus + CSV_COLUMNS[-1:]
 
 
 def grades_csv(outcomes: Sequence[Outcome]) -> bytes:
     rows = sorted((o.row for o in outcomes), key=lambda r: r["student"])
     text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, columns(outcomes), restval="", quoting=csv.QUOTE_MINIMAL)
+    writer = csv.DictWriter(text, columns(rows), restval="", quoting=csv.QUOTE_MINIMAL)
     writer.writeheader()
     writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     return text.getvalue().encode("utf-8")
@@ -186,9 +186,10 @@ def grades_csv(outcomes: Sequence[Outcome]) -> bytes:
 
 def grades_table(outcomes: Sequence[Outcome]) -> str:
     """The grades as an aligned text table; names and statuses escaped (no control character reaches a terminal)."""
-    shown_columns = columns(outcomes)
+    made = [o.row for o in outcomes]
+    shown_columns = columns(made)
     header = [spec.ITEM_ABBREVIATIONS.get(c, c) for c in shown_columns]
-    rows = [[shown(str(o.row.get(c, ""))) for c in shown_columns] for o in outcomes]
+    rows = [[shown(str(row.get(c, ""))) for c in shown_columns] for row in made]
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
     return "\n".join(lines) + "\n"

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import UsageError
-from grader.spec import FILE_NAME
+from grader.spec import ARCHIVE_SUFFIXES, FILE_NAME
 from grader.spec.limits import SOURCE_BYTES
 from grader.spec.text import shown
 
@@ -198,21 +198,17 @@ def _kind(entry: os.DirEntry) -> str:
     return "" if entry.is_file(follow_symlinks=False) else "not a regular file"
 
 
-#: Archives a student may hand in instead of the file (the batch never unpacks one: the TA does, and looks first).
-ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".7z", ".rar", ".gz")
-
-
 def _instead(dir_fd: int, wanted: str, accept: bool) -> str:
     """The only .py of the folder, when ``accept``; else _Unusable naming what was handed in and how to fix it."""
     with os.scandir(dir_fd) as scan_:
         entries = [e for _, e in zip(range(MAX_ENTRIES_LOOKED_AT), scan_, strict=False)
-                   if e.name.lower().endswith((".py", *ARCHIVES))
+                   if e.name.lower().endswith((".py", *ARCHIVE_SUFFIXES))
                    or e.name.casefold().startswith(wanted.casefold()[:-3])]
     entries.sort(key=lambda e: e.name)
     python = [e for e in entries if e.name.lower().endswith(".py")]
     if accept and len(python) == 1:
         return python[0].name
-    archives = [e for e in entries if e.name.lower().endswith(ARCHIVES)]
+    archives = [e for e in entries if e.name.lower().endswith(ARCHIVE_SUFFIXES)]
     if archives and not python:  # a review's submission.zip was reported as "no granularGas.py" only
         raise _Unusable(f"no {wanted}, but {_text(archives[0].name)}, an archive: unpack it into the student's "
                         f"folder ({wanted} at its top)")
@@ -299,7 +295,7 @@ def _classify(top_fd: int, folder: Path, name: str, inside: list[str], files: bo
             return dataclasses.replace(found, problem=f"another batch's output folder (it holds {OUTPUT_MARKER}), "
                                                       "not a submission: move it out of the submissions folder")
         return found
-    if name.lower().endswith(ARCHIVES):
+    if name.lower().endswith(ARCHIVE_SUFFIXES):
         return Skipped(where, "an archive, which the batch does not unpack: unpack it into a folder named after the "
                               f"student, holding {FILE_NAME}")
     return Skipped(where, "neither a folder nor a .py file" if files else "not a folder")

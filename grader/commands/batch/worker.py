@@ -160,7 +160,7 @@ def grade(request: WorkerRequest) -> WorkerReply:
 
 def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox | None) -> WorkerReply:
     """The results of ``graded`` and its feedback page; the animation goes on in the searches' box, ``spare``."""
-    from grader.commands.animated import with_feedback_animation
+    from grader.commands.animated import Animated, with_feedback_animation
     from grader.grading.results import Provenance
     from grader.reports import feedback
 
@@ -172,12 +172,11 @@ def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox | Non
         from grader.grading import efficiency
 
         results = efficiency.assess(request.source, results, options.limits, options.hide, request.bonus)
-    gif, absent = None, None
-    if request.animations:
-        animated = with_feedback_animation(request.source, graded, results, options.limits, options.hide, spare)
-        results, gif, absent = animated.results, animated.gif, animated.absent
-    page = feedback.page(request.student, results, source.decode("utf-8", "replace"), gif, absent)
-    return WorkerReply(GRADED, results, page, options=options_to_json(options))
+    animated = (with_feedback_animation(request.source, graded, results, options.limits, options.hide, spare)
+                if request.animations else Animated(results, None))
+    page = feedback.page(request.student, animated.results, source.decode("utf-8", "replace"), animated.gif,
+                         animated.absent)
+    return WorkerReply(GRADED, animated.results, page, options=options_to_json(options))
 
 
 # -- the batch's side ------------------------------------------------------------

@@ -157,10 +157,6 @@ def find_submission(folder: Path) -> Path | None:
     return top[0] if top else (found[0] if len(found) == 1 else None)
 
 
-#: Archives a student may upload instead of the file.
-_ARCHIVES = (".zip", ".tar", ".gz", ".tgz", ".xz", ".bz2", ".7z", ".rar")
-
-
 def missing_reason(folder: Path) -> str:
     """What the student is told when find_submission finds nothing to grade: what was uploaded, and the fix (a
     review: two granularGas.py in folders, and "granularGas (1).py", were told only that there was none)."""
@@ -178,7 +174,7 @@ def missing_reason(folder: Path) -> str:
     if python:
         return (f"No {spec.FILE_NAME} in your submission, but {named(python)}: rename the file to grade to "
                 f"{spec.FILE_NAME} (exactly this name) and upload it again.")
-    archives = [p for p in files if p.name.lower().endswith(_ARCHIVES)]
+    archives = [p for p in files if p.name.lower().endswith(spec.ARCHIVE_SUFFIXES)]
     if archives:
         return (f"No {spec.FILE_NAME} in your submission, but {named(archives)}, an archive: upload the file "
                 f"{spec.FILE_NAME} itself.")

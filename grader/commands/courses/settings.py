@@ -120,10 +120,10 @@ def load(path: Path) -> GradingSettings:
     data = tomllib.loads(path.read_text())
     limits = limits_from_table(data.get("limits", {}), str(path))
     grading = data.get("grading", {})
-    unknown = set(grading) - {"allow_weak_isolation", "hidden_visibility", "excuse_traced"}
+    unknown = set(grading) - set(rubric.SETTINGS_GRADING_KEYS)
     if unknown:
-        raise SettingsError(f"{path}: [grading] names {sorted(unknown)}; use allow_weak_isolation, "
-                            "hidden_visibility, excuse_traced")
+        raise SettingsError(f"{path}: [grading] names {sorted(unknown)}; use "
+                            f"{', '.join(sorted(rubric.SETTINGS_GRADING_KEYS))}")
     weak = grading.get("allow_weak_isolation", False)
     if not isinstance(weak, bool):
         raise SettingsError(f"{path}: [grading] allow_weak_isolation must be true or false; got {weak!r}")

@@ -69,6 +69,22 @@ def test_a_misnamed_file_is_named_with_the_fix_never_a_bare_missing(tmp_path):
     assert "\x1b" not in found["evil"][0] and "evil\\x1b[31m.py" in found["evil"][0]
 
 
+def test_a_file_name_in_a_status_is_escaped_once_on_the_terminal(tmp_path):
+    # The status carries the name escaped already: the terminal line and table must not escape it again
+    # (they showed a\\x1bb.py and c\\\\d.py for a\x1bb.py and c\d.py).
+    (tmp_path / "alice").mkdir()
+    for name in ("a\x1bb.py", "c\\d.py"):
+        (tmp_path / "alice" / name).write_text(TINY)
+    submission = scan(tmp_path).submissions[0]
+    outcome = Outcome("alice\x1b", f"missing: {submission.problem}", None, note="x\x1by")
+    line = shown_progress.student_line(outcome, 1, 1)
+    table = batch.grades_table([outcome])
+    for text in (line, table):
+        assert "a\\x1bb.py" in text and "c\\\\d.py" in text and "a\\\\x1bb.py" not in text, text
+        assert "\x1b" not in text and "alice\\x1b" in text
+    assert "(x\\x1by)" in line
+
+
 def test_accept_single_py_grades_the_only_python_file_and_says_so(tmp_path):
     found = problems(misnamed_folder(tmp_path), accept=True)
     for student, name in [("caps", "GranularGas.py"), ("lower", "granulargas.py"), ("hw", "hw3_solution.py")]:

@@ -185,6 +185,31 @@ def test_what_a_submission_without_the_file_is_told(tmp_path, uploaded, said):
     assert said in gradescope.missing_reason(tmp_path)
 
 
+def test_an_upload_of_any_depth_or_size_is_looked_through_without_failing(tmp_path):
+    """A red team: 1900 nested folders made the recursive walk raise RecursionError (an autograder failure)."""
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    for _ in range(1900):  # one-letter names: the path stays under PATH_MAX
+        os.mkdir("d", dir_fd=fd)
+        fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+        os.close(old)
+    os.close(fd)
+    assert gradescope.find_submission(deep) is None
+    assert "No granularGas.py in your submission: upload" in gradescope.missing_reason(deep)
+    bottom = Path(os.path.join(deep, *["d"] * 10))
+    (bottom / "granularGas.py").write_text("x = 1\n")
+    assert gradescope.find_submission(deep) == bottom / "granularGas.py"
+    wide = tmp_path / "wide"
+    (wide / "z").mkdir(parents=True)
+    for k in range(gradescope.MAX_UPLOAD_ENTRIES + 10):
+        (wide / f"f{k}.txt").touch()
+    (wide / "z" / "granularGas.py").write_text("x = 1\n")  # past the entries looked at
+    assert gradescope.find_submission(wide) is None
+    (wide / "granularGas.py").write_text("x = 1\n")  # at the top: found without a walk
+    assert gradescope.find_submission(wide) == wide / "granularGas.py"
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs as root")
 def test_a_grader_fault_writes_no_results_instead_of_a_zero(root, bundle):
     env = install(root, bundle)

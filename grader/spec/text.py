@@ -42,3 +42,11 @@ def shown(text: str) -> str:
     character escaped as in repr(), line breaks and backslashes included."""
     return "".join(_escape(c) if c in _SHORT_ESCAPES or (unicodedata.category(c)[0] in "CZ" and c != " ") else c
                    for c in text)
+
+
+def one_line(text: str) -> str:
+    """A grader's message on one line for a terminal: as :func:`shown`, but backslashes kept, because the
+    submission's text in it (a file name in a status) was escaped by :func:`shown` when the message was made,
+    and escaping its backslashes again would print ``\\x1b`` for an ESC. Still safe on any text."""
+    return "".join(_escape(c) if c != "\\" and (c in _SHORT_ESCAPES or (unicodedata.category(c)[0] in "CZ"
+                                                                      and c != " ")) else c for c in text)

@@ -48,7 +48,7 @@ from grader.reports import gradescope_json
 from grader.spec import paths
 from grader.spec.limits import SUBMISSION_SECONDS, Limits
 from grader.spec.rubric import BonusRule
-from grader.spec.text import printable, shown
+from grader.spec.text import one_line, printable, shown
 
 MARKER = OUTPUT_MARKER
 STUDENTS = "students"
@@ -189,7 +189,8 @@ def grades_table(outcomes: Sequence[Outcome]) -> str:
     made = [o.row for o in outcomes]
     shown_columns = columns(made)
     header = [spec.ITEM_ABBREVIATIONS.get(c, c) for c in shown_columns]
-    rows = [[shown(str(row.get(c, ""))) for c in shown_columns] for row in made]
+    # The names are the students' text; the statuses are the grader's, with any file name in them escaped already.
+    rows = [[(shown if c == "student" else one_line)(str(row.get(c, ""))) for c in shown_columns] for row in made]
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
     return "\n".join(lines) + "\n"

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from grader.commands.batch.outcome import Outcome
 from grader.reports.feedback import points
-from grader.spec.text import shown
+from grader.spec.text import one_line, shown
 
 #: Erase from the cursor to the end of the line (the bar's leftovers when a shorter line is written over it).
 CLEAR_LINE = "\x1b[K"
@@ -33,8 +33,8 @@ def student_line(outcome: Outcome, done: int, total: int) -> str:
     row = outcome.row  # the grades table's numbers: rounded as every report rounds them
     score = f" {points(row['score'])}/{points(row['max_score'])}" if "score" in row else ""
     kept = " (unchanged, kept)" if outcome.reused else ""
-    note = f" ({shown(outcome.note)})" if outcome.note else ""
-    return f"[{done}/{total}] {shown(outcome.student)}:{score} {shown(outcome.status)}{kept}{note}"
+    note = f" ({one_line(outcome.note)})" if outcome.note else ""
+    return f"[{done}/{total}] {shown(outcome.student)}:{score} {one_line(outcome.status)}{kept}{note}"
 
 
 def eta_seconds(to_grade: int, graded: int, elapsed: float) -> float | None:

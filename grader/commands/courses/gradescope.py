@@ -22,8 +22,10 @@ hidden tests.
 from __future__ import annotations
 
 import argparse
+import collections
 import itertools
 import json
+import os
 import sys
 import zipfile
 from pathlib import Path
@@ -150,11 +152,37 @@ def build_zip(out: Path, hidden_visibility: str = rubric.DEFAULT_HIDDEN_VISIBILI
     return build_bundle(out, settings_from(hidden_visibility, rubric_text, limits, allow_weak_isolation))
 
 
+#: Entries of an upload looked at, breadth first: the upload is the student's, a tree of any size or depth (a
+#: red team's ~1900 folders deep made a recursive walk raise RecursionError, an autograder failure).
+MAX_UPLOAD_ENTRIES = 5000
+
+
+def upload_files(folder: Path) -> list[Path]:
+    """Plain files of the upload (no links followed or listed), breadth first, within its first
+    MAX_UPLOAD_ENTRIES entries; sorted."""
+    files: list[Path] = []
+    waiting, seen = collections.deque([folder]), 0
+    while waiting and seen < MAX_UPLOAD_ENTRIES:
+        try:
+            with os.scandir(waiting.popleft()) as entries:
+                for entry in itertools.islice(entries, MAX_UPLOAD_ENTRIES - seen):
+                    seen += 1
+                    if entry.is_dir(follow_symlinks=False):
+                        waiting.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        files.append(Path(entry.path))
+        except OSError:
+            continue  # unreadable or gone: nothing of it can be graded
+    return sorted(files)
+
+
 def find_submission(folder: Path) -> Path | None:
     """granularGas.py in the submission (at the top, or the only one below); never a link."""
-    found = [p for p in sorted(folder.rglob(spec.FILE_NAME)) if p.is_file() and not p.is_symlink()]
-    top = [p for p in found if p.parent == folder]
-    return top[0] if top else (found[0] if len(found) == 1 else None)
+    top = folder / spec.FILE_NAME
+    if top.is_file() and not top.is_symlink():
+        return top
+    found = [p for p in upload_files(folder) if p.name == spec.FILE_NAME]
+    return found[0] if len(found) == 1 else None
 
 
 def missing_reason(folder: Path) -> str:
@@ -164,8 +192,7 @@ def missing_reason(folder: Path) -> str:
         shown_ = [shown(str(p.relative_to(folder)))[:80] for p in paths_[:3]]
         return ", ".join(shown_) + (", ..." if len(paths_) > 3 else "")
 
-    # The first few thousand entries only: the upload is the student's, and may be a tree of any size.
-    files = sorted(p for p in itertools.islice(folder.rglob("*"), 5000) if p.is_file() and not p.is_symlink())
+    files = upload_files(folder)
     same = [p for p in files if p.name == spec.FILE_NAME]
     if len(same) > 1:
         return (f"{len(same)} files named {spec.FILE_NAME} in your submission ({named(same)}), none at its top: "

@@ -185,6 +185,25 @@ def test_what_a_submission_without_the_file_is_told(tmp_path, uploaded, said):
     assert said in gradescope.missing_reason(tmp_path)
 
 
+def _remove_chain(top: Path) -> None:
+    """Remove a chain of folders named "d" (and the files in them) from the bottom up: shutil.rmtree, and pytest's
+    clean-up of old temporary folders, recurse and fail on it."""
+    fds = [os.open(top, os.O_RDONLY)]
+    while True:
+        try:
+            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    for level in range(len(fds) - 1, -1, -1):
+        for name in os.listdir(fds[level]):
+            if name != "d":
+                os.unlink(name, dir_fd=fds[level])
+        if level + 1 < len(fds):
+            os.rmdir("d", dir_fd=fds[level])
+        os.close(fds[level])
+    top.rmdir()
+
+
 def test_an_upload_of_any_depth_or_size_is_looked_through_without_failing(tmp_path):
     """A red team: 1900 nested folders made the recursive walk raise RecursionError (an autograder failure)."""
     deep = tmp_path / "deep"
@@ -195,11 +214,14 @@ def test_an_upload_of_any_depth_or_size_is_looked_through_without_failing(tmp_pa
         fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
         os.close(old)
     os.close(fd)
-    assert gradescope.find_submission(deep) is None
-    assert "No granularGas.py in your submission: upload" in gradescope.missing_reason(deep)
-    bottom = Path(os.path.join(deep, *["d"] * 10))
-    (bottom / "granularGas.py").write_text("x = 1\n")
-    assert gradescope.find_submission(deep) == bottom / "granularGas.py"
+    try:
+        assert gradescope.find_submission(deep) is None
+        assert "No granularGas.py in your submission: upload" in gradescope.missing_reason(deep)
+        bottom = Path(os.path.join(deep, *["d"] * 10))
+        (bottom / "granularGas.py").write_text("x = 1\n")
+        assert gradescope.find_submission(deep) == bottom / "granularGas.py"
+    finally:
+        _remove_chain(deep)
     wide = tmp_path / "wide"
     (wide / "z").mkdir(parents=True)
     for k in range(gradescope.MAX_UPLOAD_ENTRIES + 10):

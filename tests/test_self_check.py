@@ -369,7 +369,7 @@ def test_a_page_without_an_animation_says_why(tmp_path, capsys):
     assert "data:image/gif" not in text
     # The header says the status only when it is not plain "graded" (it read "graded &middot; graded in 6.4 s").
     assert "&middot; graded &middot;" not in text and "&middot; graded in " in text
-    assert f"feedback for {path}" in text
+    assert f"<h1>Feedback for {path}</h1>" in text  # not "granularGas.py: feedback for granularGas.py"
 
 
 def test_check_says_where_the_animation_went_or_why_there_is_none(tmp_path, capsys):
@@ -404,3 +404,25 @@ def test_a_file_defining_none_of_the_functions_is_told_so_once(tmp_path, capsys)
     out = capsys.readouterr().out
     assert f"{empty} defines none of these functions: is it the file you meant, and saved?" in out
     assert "defines none of these functions" not in as_text(_template_report())
+
+
+@pytest.mark.parametrize("update_body, said", [
+    (None, "No animation: your update is not written yet."),
+    ("    minimum_contact_time(x, v, R, w, indexOld)\n    return t + dt\n",
+     "No animation: your update calls minimum_contact_time, which is not written yet: no gas of yours to animate."),
+])
+def test_an_update_that_cannot_move_a_grain_gets_no_animation(tmp_path, update_body, said):
+    """The template's page showed a gas frozen at t = 0 beside the reference's, an animation of nothing."""
+    text = TEMPLATE.read_text()
+    if update_body is not None:
+        head, tail = text.split("def update(", 1)
+        signature = tail.split("\n", 1)[0]
+        rest = tail.split("\ndef ", 1)
+        text = head + "def update(" + signature + "\n" + update_body + ("\ndef " + rest[1] if len(rest) > 1 else "")
+    path = tmp_path / "granularGas.py"
+    path.write_text(text)
+    page, target = tmp_path / "page.html", tmp_path / "anim.gif"
+    assert cli.main(["check", str(path), "--only", "update", "--html", str(page), "--animation", str(target),
+                     "--quiet"]) == cli.EXIT_FAILED
+    shown_page = page.read_text()
+    assert said in shown_page and "data:image/gif" not in shown_page and not target.exists()

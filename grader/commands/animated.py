@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.errors import GraderError
-from grader.grading.causes import MISSING
+from grader.grading.causes import MISSING, NOT_WRITTEN
 from grader.grading.report import GradeReport
 from grader.grading.results import AnimationNote, Results
 from grader.sandbox.client import Sandbox
@@ -35,8 +35,9 @@ def with_feedback_animation(path: Path, graded: GradeReport, results: Results, l
         return Animated(results, None, "the file does not import")
     if graded.all_passed:
         return Animated(results, None, "every test passed")
-    if any(t.cause is not None and t.cause.kind == MISSING and t.cause.function == "update" for t in graded.results):
-        return Animated(results, None, "the file defines no update to animate")
+    stopped = _no_gas(graded)
+    if stopped:
+        return Animated(results, None, stopped)
     from grader.animation import render
 
     try:
@@ -53,3 +54,16 @@ def with_feedback_animation(path: Path, graded: GradeReport, results: Results, l
                         "does: the failures are in cases those scenarios do not reach")
     gif, summary = made
     return Animated(results.with_animation(AnimationNote.from_json(summary)), gif)
+
+
+def _no_gas(graded: GradeReport) -> str:
+    """Why the file has no gas to animate ("" if it may): every test of update failed because update, or a
+    function it calls, is missing or not written yet (the animation would show grains that never move)."""
+    causes = [t.cause for t in graded.results if t.prop.item == "update"]
+    first = causes[0] if causes else None
+    if first is None or any(c is None or c.kind not in (MISSING, NOT_WRITTEN) for c in causes):
+        return ""
+    if first.function == "update":
+        return "the file defines no update to animate" if first.kind == MISSING else "your update is not written yet"
+    said = "which the file does not define" if first.kind == MISSING else "which is not written yet"
+    return f"your update calls {first.function}, {said}: no gas of yours to animate"

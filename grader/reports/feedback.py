@@ -110,7 +110,7 @@ def page(student: str, results: Results, source: str = "", gif: bytes | None = N
     """The whole feedback page of one student (gif: the animation of the first failing scenario; no_animation: why
     there is none, said where it would be when the file failed a test)."""
     status = "" if results.status == "graded" else f" &middot; {escape(results.status)}"
-    body = [f"<h1>granularGas.py: feedback for {escape(student)}</h1>",
+    body = [f"<h1>Feedback for {escape(student)}</h1>",
             f"<p><span class=\"status\">{points(results.score)} / {points(results.max_score)} points</span>"
             f"{status} &middot; graded in {results.seconds:g} s</p>"]
     if results.import_error:

@@ -371,3 +371,48 @@ def test_a_file_one_folder_too_deep_is_pointed_to_but_not_through_a_link(tmp_pat
     assert found["linked"].problem == "no granularGas.py"
     # The folder's name is the student's text: escaped before it reaches the status.
     assert "\x1b" not in found["evil"].problem and "\\x1b[31mhw/granularGas.py" in found["evil"].problem
+
+
+# -- --withhold-hidden -----------------------------------------------------------------------
+#: Walls of length 1 only (the hand-out's |t| slip), printing its arguments: passes the public wall tests whose
+#: walls have length 1, fails the hidden agreement test on walls of any length.
+PRINTS_AND_FAILS_HIDDEN = '''
+def contact_time_walls(w, x1, v1, R1):
+    print("ARGUMENTS", w.tolist(), x1.tolist(), v1.tolist(), R1)
+    t = w[1] - w[0]
+    s = x1 - w[0]
+    d = s - (s @ t) / np.linalg.norm(t) * t
+    dist = np.linalg.norm(d)
+    vn = float(v1 @ (d / dist))
+    if vn >= 0 or dist < R1:
+        return NO_CONTACT
+    return float((dist - R1) / -vn)
+'''
+
+
+def test_withheld_pages_name_the_hidden_failures_without_their_inputs_answers_or_output(tmp_path, capsys):
+    from grader.reports import feedback, gradescope_json
+
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    (subs / "walt").mkdir(parents=True)
+    reference = Path(__file__).resolve().parents[1] / "reference" / "granularGas.py"
+    (subs / "walt" / "granularGas.py").write_text(reference.read_text() + PRINTS_AND_FAILS_HIDDEN)
+    args = ["batch", str(subs), "--out", str(out), "--jobs", "1", "--no-animations"]
+    assert cli.main([*args, "--withhold-hidden"]) == 0
+    folder = next((out / "students").iterdir())
+    results = gradescope_json.read((folder / "results.json").read_bytes(), "walt")
+    hidden = [t for t in results.failed if t.hidden]
+    assert hidden, "the file was meant to fail a hidden test"
+    withheld = (folder / "feedback.html").read_text()
+    full = feedback.page("walt", results)  # the same results, nothing withheld
+    for t in hidden:
+        assert feedback.escape(t.id) in withheld and feedback.escape(t.message) in full
+        assert feedback.escape(t.message) not in withheld
+        assert not t.snippet or feedback.escape(t.snippet) not in withheld
+    assert "ARGUMENTS [[" in full and "ARGUMENTS [[" not in withheld and feedback.HIDDEN_WITHHELD in withheld
+    # Pages made without the option are another grade's pages: the next run makes them again, in full.
+    capsys.readouterr()
+    assert cli.main(args) == 0
+    assert "kept" not in capsys.readouterr().err
+    again = (folder / "feedback.html").read_text()
+    assert all(feedback.escape(t.message) in again for t in hidden) and "ARGUMENTS [[" in again

@@ -141,7 +141,7 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
                force: bool = False, rubric_path: str | None = None, limits: Limits = Limits(),
                submission_seconds: float = SUBMISSION_SECONDS, nbgrader_db: str | None = None,
                animations: bool = True, allow_weak_isolation: bool = False, accept_single_py: bool = False,
-               efficiency: bool = False) -> int:
+               efficiency: bool = False, withhold_hidden: bool = False) -> int:
     """Grade a folder of submissions; print the grades table; the exit code."""
     from grader.commands.batch import pool as batch
     from grader.commands.batch import submissions as found
@@ -163,7 +163,7 @@ def batch_main(submissions: str, out: str, jobs: int | None = None, assignment: 
     options = batch.Options(force=force, limits=limits, points=chosen.points,
                             submission_seconds=submission_seconds, animations=animations,
                             allow_weak_isolation=allow_weak_isolation, efficiency=efficiency,
-                            bonus=chosen.bonus, excuse_traced=chosen.excuse_traced)
+                            bonus=chosen.bonus, excuse_traced=chosen.excuse_traced, withhold_hidden=withhold_hidden)
     if jobs is not None:
         options.jobs = jobs
     signal.signal(signal.SIGTERM, _interrupt)
@@ -297,6 +297,8 @@ def _add_batch(commands: argparse._SubParsersAction) -> None:
                        "(a few seconds more each; on when the rubric has a [bonus] table)")
     batch.add_argument("--no-animations", action="store_true",
                        help="no animation in the feedback pages (a few seconds less per failing submission)")
+    batch.add_argument("--withhold-hidden", action="store_true",
+                       help="feedback pages without the hidden tests' inputs, answers or the file's output")
     batch.add_argument("--nbgrader-db", metavar="PATH", help="also write the grades into this nbgrader gradebook "
                        "(gradebook.db of the course, or a database URL)")
     batch.add_argument("--submission-timeout", type=float, default=SUBMISSION_SECONDS, metavar="S",
@@ -365,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
                           args.animation, args.allow_weak_isolation, args.only, args.efficiency)
     return batch_main(args.submissions, args.out, args.jobs, args.assignment, args.force, args.rubric, limits,
                       args.submission_timeout, args.nbgrader_db, not args.no_animations, args.allow_weak_isolation,
-                      args.accept_single_py, args.efficiency)
+                      args.accept_single_py, args.efficiency, args.withhold_hidden)
 
 
 def one_thread() -> None:

@@ -60,14 +60,19 @@ def function_table(results: Results) -> str:
             + "\n</table>")
 
 
-def failures(results: Results) -> str:
+def failures(results: Results, withhold_hidden: bool = False) -> str:
     """Each failure with its message and smallest input; a message already shown is not repeated: the tests that
-    failed with it are named under it (a review counted one syntax error shown 25 times on a page)."""
+    failed with it are named under it (a review counted one syntax error shown 25 times on a page).
+
+    withhold_hidden: the hidden tests that failed are named with their points, without their message or input (they
+    hold the hidden cases and the reference's answers), in one block at the end."""
     if not results.failed:
         return "<p>Every test passed.</p>"
+    withheld = [t for t in results.failed if t.hidden and withhold_hidden]
     groups: dict[str, list] = {}
     for t in results.failed:
-        groups.setdefault(t.message or t.description, []).append(t)
+        if t not in withheld:
+            groups.setdefault(t.message or t.description, []).append(t)
     parts = []
     for message, (t, *same) in groups.items():
         kind = "scenario" if t.item in spec.SCENARIO_NAMES else f"{'hidden' if t.hidden else 'public'} test of"
@@ -81,7 +86,16 @@ def failures(results: Results) -> str:
             part += (f"<p class=\"small\">{len(same)} more test{'s' if len(same) > 1 else ''} failed with this same "
                      "message: " + ", ".join(f"<code>{escape(o.id)}</code>" for o in same) + "</p>")
         parts.append(part + "</div>")
+    if withheld:
+        named = "".join(f"<li><code>{escape(t.id)}</code>, {points(t.max_score)} points</li>" for t in withheld)
+        parts.append(f"<div class=\"failure\"><h3>Hidden tests failed: {len(withheld)}</h3><p>{HIDDEN_WITHHELD}</p>"
+                     f"<ul>{named}</ul></div>")
     return "\n".join(parts)
+
+
+#: What a page made with withheld hidden details says in their place.
+HIDDEN_WITHHELD = ("Their inputs and the reference's answers are withheld for now; the public tests above, the "
+                   "statement and your own cases are where to look.")
 
 
 def animation_section(note: AnimationNote, gif: bytes) -> str:
@@ -106,9 +120,10 @@ def animation_section(note: AnimationNote, gif: bytes) -> str:
 
 
 def page(student: str, results: Results, source: str = "", gif: bytes | None = None,
-         no_animation: str | None = None) -> str:
+         no_animation: str | None = None, withhold_hidden: bool = False) -> str:
     """The whole feedback page of one student (gif: the animation of the first failing scenario; no_animation: why
-    there is none, said where it would be when the file failed a test)."""
+    there is none, said where it would be when the file failed a test; withhold_hidden: no hidden test's input or
+    answer, and not what the file printed, which may show them: a page handed out before the deadline)."""
     status = "" if results.status == "graded" else f" &middot; {escape(results.status)}"
     body = [f"<h1>Feedback for {escape(student)}</h1>",
             f"<p><span class=\"status\">{points(results.score)} / {points(results.max_score)} points</span>"
@@ -120,7 +135,7 @@ def page(student: str, results: Results, source: str = "", gif: bytes | None = N
         body.append(animation_section(results.animation, gif))
     elif no_animation and not results.import_error and results.score < results.max_score:
         body.append(f"<h2>Your gas next to the reference's</h2><p>No animation: {escape(no_animation)}.</p>")
-    body += ["<h2>What failed, and why</h2>", failures(results)]
+    body += ["<h2>What failed, and why</h2>", failures(results, withhold_hidden)]
     if results.efficiency is not None:
         from grader.reports import efficiency_view
 
@@ -132,7 +147,10 @@ def page(student: str, results: Results, source: str = "", gif: bytes | None = N
         body.append(f"<details><summary>{len(passed)} tests passed</summary><ul>{items}</ul></details>")
     if not results.hidden_run:
         body.append("<p class=\"small\">Public tests only: the hidden tests run when your submission is graded.</p>")
-    if results.printed:
+    if results.printed and withhold_hidden:
+        body.append("<p class=\"small\">What your file printed is withheld with the hidden tests' details (it may "
+                    "show their inputs).</p>")
+    elif results.printed:
         body.append(f"<details><summary>What your file printed</summary><pre>{escape(results.printed)}</pre>"
                     "</details>")
     if source:

@@ -80,6 +80,8 @@ class Options:
     bonus: BonusRule | None = None
     #: The rubric's [grading] excuse_traced (GradeOptions.excuse_traced).
     excuse_traced: bool = False
+    #: Feedback pages name the hidden tests failed, without their inputs or answers (--withhold-hidden).
+    withhold_hidden: bool = False
 
 
 def fingerprint(options: Options) -> str:
@@ -87,7 +89,8 @@ def fingerprint(options: Options) -> str:
     digest = hashlib.sha256(paths.source_digest(PACKAGE_ROOT).encode())
     digest.update(json.dumps([options.points, asdict(options.limits), oracle.available(), options.animations,
                               options.efficiency, None if options.bonus is None else asdict(options.bonus),
-                              options.hidden, options.allow_weak_isolation, options.excuse_traced],
+                              options.hidden, options.allow_weak_isolation, options.excuse_traced,
+                              options.withhold_hidden],
                              sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -350,7 +353,7 @@ def _grade_all(submissions: list[Submission], submissions_dir: Path, out: Path, 
             while pending and len(running) < options.jobs:
                 submission, note = pending.pop(0)
                 running.append((staging.start(submission, grade_options, options.animations, print_,
-                                              options.efficiency, options.bonus), note))
+                                              options.efficiency, options.bonus, options.withhold_hidden), note))
             time.sleep(0.05)
             _collect_finished(running, folder, key, options, print_, outcomes, progress)
             if progress.tty:

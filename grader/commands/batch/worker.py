@@ -99,12 +99,15 @@ class WorkerRequest:
     #: Time the submission after its tests (batch --efficiency, or a rubric with [bonus]); the bonus rule, if any.
     efficiency: bool = False
     bonus: BonusRule | None = None
+    #: Feedback pages without the hidden tests' inputs and answers (batch --withhold-hidden).
+    withhold_hidden: bool = False
 
     def to_json(self) -> str:
         return json.dumps({"student": self.student, "source": str(self.source), "reply": str(self.reply),
                            "options": options_to_json(self.options), "animations": self.animations,
                            "fingerprint": self.fingerprint, "parent": self.parent, "efficiency": self.efficiency,
-                           "bonus": None if self.bonus is None else dataclasses.asdict(self.bonus)})
+                           "bonus": None if self.bonus is None else dataclasses.asdict(self.bonus),
+                           "withhold_hidden": self.withhold_hidden})
 
     @classmethod
     def from_json(cls, text: str) -> WorkerRequest:
@@ -112,7 +115,8 @@ class WorkerRequest:
         return cls(str(data["student"]), Path(data["source"]), Path(data["reply"]),
                    options_from_json(data["options"]), bool(data["animations"]), str(data["fingerprint"]),
                    int(data["parent"]), bool(data.get("efficiency", False)),
-                   None if data.get("bonus") is None else BonusRule(**data["bonus"]))
+                   None if data.get("bonus") is None else BonusRule(**data["bonus"]),
+                   bool(data.get("withhold_hidden", False)))
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,7 @@ def _with_page(request: WorkerRequest, graded: GradeReport, spare: Sandbox | Non
     animated = (with_feedback_animation(request.source, graded, results, options.limits, options.hide, spare)
                 if request.animations else Animated(results, None))
     page = feedback.page(request.student, animated.results, source.decode("utf-8", "replace"), animated.gif,
-                         animated.absent)
+                         animated.absent, request.withhold_hidden)
     return WorkerReply(GRADED, animated.results, page, options=options_to_json(options))
 
 
@@ -273,7 +277,7 @@ class Staging:
         self.warn = warn
 
     def start(self, submission: Submission, options: GradeOptions, animations: bool, print_: str,
-              efficiency: bool = False, bonus: BonusRule | None = None) -> Job:
+              efficiency: bool = False, bonus: BonusRule | None = None, withhold_hidden: bool = False) -> Job:
         self.count += 1
         folder, tmp = self.jobs / str(self.count), self.tmp / str(self.count)
         folder.mkdir(mode=0o700)
@@ -281,7 +285,7 @@ class Staging:
         source = folder / spec.FILE_NAME
         source.write_bytes(submission.source or b"")
         request = WorkerRequest(submission.student, source, folder / "reply.json", options, animations, print_,
-                                os.getpid(), efficiency, bonus)
+                                os.getpid(), efficiency, bonus, withhold_hidden)
         forked = self._forked(request, tmp)
         if forked is not None:
             return Job(submission, forked, time.monotonic(), folder, tmp)

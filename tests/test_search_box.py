@@ -52,13 +52,14 @@ def _checked(path: Path, out: Path) -> tuple[dict, bytes | None]:
 
 
 @pytest.mark.skipif(not processes.can_freeze(), reason="without pidfds a box is emptied between uses, not stopped")
-def test_a_failing_file_is_graded_searched_audited_and_animated_in_two_boxes(tmp_path: Path, boots: list[str]):
-    """The wrong-root file: its grading's box, then one box for its searches, the audits of its reported cases and
-    its animation (four boxes before). The animation is the one a box of its own makes, to the byte."""
+def test_a_failing_file_is_graded_searched_audited_and_animated_in_three_boxes(tmp_path: Path, boots: list[str]):
+    """The wrong-root file: its grading's box, then one box for its public tests' searches, the audits of their
+    reported cases and its animation, and one for its hidden tests' searches and audits, which may not reach the
+    public ones (tests/test_hidden_apart.py). The animation is the one a box of its own makes, to the byte."""
     path = wrong_root_file(tmp_path)
     results, gif = _checked(path, tmp_path / "check")
     assert results["score"] < 100 and gif is not None
-    assert [box for box in boots if "granular-selftest-" not in box] == [str(path)] * 2, boots  # and the self-test
+    assert [box for box in boots if "granular-selftest-" not in box] == [str(path)] * 3, boots  # and the self-test
     own = render.feedback_animation(path, Limits())
     assert own is not None and own[0] == gif
 

@@ -35,7 +35,7 @@ from grader.grading.paths import SearchPaths
 from grader.grading.report import CRASHED, FAILED, PASSED, SET_ASIDE, TIMEOUT, GradeReport, TestResult, Verdict
 from grader.grading.search import Replayed, replay_property, search_failure
 from grader.grading.session import Audits
-from grader.grading.tracing import FreshBox, ReplayBox
+from grader.grading.tracing import FreshBox, ReplayBox, share_caps
 from grader.properties import oracle
 from grader.properties.property import Property
 from grader.sandbox import isolation, self_test
@@ -43,10 +43,11 @@ from grader.sandbox.client import CallTimeout, ChildDied, ProtocolViolation, San
 from grader.spec import rubric
 from grader.spec.limits import Limits
 
-#: The order in which items are graded: a function after the helpers it may
-#: call, so that a helper's own failures are known when its callers are graded.
+#: The order in which items are graded (the public tests, then the hidden ones): a function after the helpers it
+#: may call, so that a helper's own failures are known when its callers are graded.
 GRADING_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "contact_solve_wall",
                                   "contact_solve_grains", "minimum_contact_time", "update", *spec.SCENARIO_NAMES)
+GRADING_INDEX = {name: k for k, name in enumerate(GRADING_ORDER)}
 
 
 
@@ -178,7 +179,6 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions(),
     probe = check_isolation(options, hidden)
     properties = [p for p in all_properties(hidden) if p.item in (selected or spec.ITEM_NAMES)]
     per_item = {name: sum(p.item == name for p in properties) for name in spec.ITEM_NAMES}
-    order = {name: k for k, name in enumerate(GRADING_ORDER)}
     started = time.monotonic()
     graded: list[tuple[Property, Verdict, float]] = []
     on_disk = cases_on_disk(probe.strong, hidden)
@@ -191,7 +191,9 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions(),
         book = None if sandbox.import_failure is not None else drawn
         paths = SearchPaths.kept(on_disk and probe.strong)  # trees steer searches: never where the file may write
         failures: dict[int, tuple[frozenset[str], Replayed]] = {}
-        for prop in sorted(properties, key=lambda p: order[p.item]):
+        # Every public test before any hidden one: what the file sees in a hidden test's cases must reach no public
+        # test's verdict or message (a red team's file showed a hidden case in a later public test's error).
+        for prop in sorted(properties, key=lambda p: (p.hidden, GRADING_INDEX[p.item])):
             t0 = time.monotonic()
             if book is None:
                 # Final, and the same for every test: no search (it would only repeat the failure).
@@ -199,8 +201,12 @@ def grade_file(path: str | Path, options: GradeOptions = GradeOptions(),
             else:
                 verdict = _graded_property(sandbox, prop, (book, confirmer, auditor), options, graded, failures)
             graded.append((prop, verdict, time.monotonic() - t0))
+        graded = [(prop, _proved(prop, verdict, graded), seconds) for prop, verdict, seconds in graded]
         output = sandbox.output()
         sandbox.close()  # before the searches and audits below: nothing they do may reach the file's graded answers
+        if options.excuse_traced:  # their children saw the hidden tests' cases: the searches start them afresh
+            confirmer.close()
+            auditor.close()
         graded = _searched(graded, failures, (sandbox, searches_in), paths,
                            Audits(confirmer, auditor, options.excuse_traced))
     statement_order = {id(p): k for k, p in enumerate(properties)}
@@ -244,10 +250,16 @@ def _graded_property(sandbox: Sandbox, prop: Property, boxes: tuple[CaseBook, Fr
     verdict = replayed.verdict or Verdict(FAILED, "")
     if auditor.calls + confirmer.calls > replays:
         sandbox.renew()
+    return verdict
+
+
+def _proved(prop: Property, verdict: Verdict, graded: list[tuple[Property, Verdict, float]]) -> Verdict:
+    """A scenario's verdict once every test is graded (the hidden ones come last): a pass is set aside while a
+    function it uses has not passed all its own tests (_unproved)."""
     if verdict.outcome == PASSED and (unproved := _unproved(prop, graded)):
-        verdict = Verdict(SET_ASIDE, f"right answers, but {unproved} did not pass all its own tests on drawn inputs: a "
-                          f"scenario's inputs are fixed (a table of its answers would pass it), so its points count "
-                          f"once the functions it uses pass their tests", "", wrong_helper(unproved))
+        return Verdict(SET_ASIDE, f"right answers, but {unproved} did not pass all its own tests on drawn inputs: a "
+                       f"scenario's inputs are fixed (a table of its answers would pass it), so its points count "
+                       f"once the functions it uses pass their tests", "", wrong_helper(unproved))
     return verdict
 
 
@@ -255,43 +267,74 @@ def _searched(graded: list[tuple[Property, Verdict, float]], failures: dict[int,
               boxes: tuple[Sandbox, Sandbox | None], paths: SearchPaths | None,
               audits: Audits) -> list[tuple[Property, Verdict, float]]:
     """``graded`` with the verdict of every property in ``failures``: the smallest failing case, and its report
-    (search.search_failure), searched in another box than the grading's once that one is closed (``boxes``: the
-    grading's, and one lent for the searches, if any, left open and stopped; else one of their own). Its budgets go
-    on from the grading's. The grading's box never sees a search: the calls it got did not depend on the grader's
-    verdicts. By default (no traced excuse) the reported cases are then audited (set_aside.reported_cases) in the
-    same box: those audits earn nothing either way, and a failing file's grading starts one box less."""
+    (search.search_failure), searched in other boxes than the grading's once that one is closed (``boxes``: the
+    grading's, and one lent for the searches, if any, left open and stopped). Their budgets go on from the grading's.
+    The grading's box never sees a search: the calls it got did not depend on the grader's verdicts.
+
+    The public tests' searches run in the lent box (else one of their own), the hidden tests' in one of their own,
+    never lent, after them: what the file sees of a hidden case reaches no public test's message nor the feedback
+    animation (a red team's file printed one in a later public test's error, shown before the hidden tests were).
+    By default (no traced excuse) the reported cases are then audited (set_aside.reported_cases), each in its
+    test's searches' box: those audits earn nothing either way, and a failing file's grading starts fewer boxes."""
     sandbox, lent = boxes
     searched = list(graded)
-    # Not entered: its first call starts it, behind the budgets it takes on (entered, it imported before them).
-    searcher = (lent if lent is not None else Sandbox(sandbox.path, sandbox.limits, sandbox.hide)) if failures else None
+    searchers: dict[bool, Sandbox] = {}
+    replays: dict[bool, ReplayBox] = {}
+    earlier = sandbox
     try:
-        if searcher is not None:
-            searcher.carry_on_from(sandbox)
-        for k, (suspects, replayed) in failures.items():
-            assert searcher is not None
-            prop, _, seconds = graded[k]
-            t0 = time.monotonic()
-            verdict = search_failure(searcher, prop, suspects, replayed.known, paths, audits)
-            if verdict.outcome in (PASSED, SET_ASIDE):  # the grading's box failed it: no search can undo that
-                verdict = Verdict(FAILED, "failed on some inputs, which the search for a smaller case did not fail "
-                                  "again (does the function keep state between calls, or use randomness?)")
-            searched[k] = (prop, verdict, seconds + time.monotonic() - t0)
+        for hidden in (False, True):
+            side = {k: failure for k, failure in failures.items() if graded[k][0].hidden == hidden}
+            if not side:
+                continue
+            # Not entered: its first call starts it, behind the budgets it takes on (entered, it imported before them).
+            searcher = lent if lent is not None and not hidden else Sandbox(sandbox.path, sandbox.limits, sandbox.hide)
+            searcher.carry_on_from(earlier)
+            earlier = searchers[hidden] = searcher
+            for k, (suspects, replayed) in side.items():
+                prop, _, seconds = graded[k]
+                t0 = time.monotonic()
+                verdict = search_failure(searcher, prop, suspects, replayed.known, paths, audits)
+                if verdict.outcome in (PASSED, SET_ASIDE):  # the grading's box failed it: no search can undo that
+                    verdict = Verdict(FAILED, "failed on some inputs, which the search for a smaller case did not "
+                                      "fail again (does the function keep state between calls, or use randomness?)")
+                searched[k] = (prop, verdict, seconds + time.monotonic() - t0)
+            if searcher is lent:
+                searcher.pause()  # nothing of it runs while the hidden tests are searched
         if not audits.excuse_traced:
-            auditor = audits.auditor if searcher is None else ReplayBox(searcher)
-            assert auditor is not None
-            audited = set_aside.reported_cases([(prop, verdict) for prop, verdict, _ in searched], auditor)
-            searched = [(prop, verdict, seconds) for (prop, _, seconds), verdict in zip(searched, audited)]
+            # Each side's cases in its searches' box, else in a box of its own (started only if used).
+            for hidden in (False, True):
+                replays[hidden] = (ReplayBox(searchers[hidden]) if hidden in searchers
+                                   else FreshBox(sandbox.path, sandbox.limits, sandbox.hide))
+            share_caps(*replays.values())  # two boxes, the caps of one: a file's replays take no longer than before
+            searched = _audited(searched, replays)
     finally:
-        if searcher is not None and searcher is not lent:
-            searcher.close()
-        elif searcher is not None:
-            searcher.pause()  # lent: nothing of it runs until its owner's next call (efficiency timings first)
+        for replay in replays.values():
+            if isinstance(replay, FreshBox):
+                replay.close()
+        for searcher in searchers.values():
+            if searcher is lent:
+                searcher.pause()  # lent: nothing of it runs until its owner's next call (efficiency timings first)
+            else:
+                searcher.close()
     return searched
 
 
+def _audited(searched: list[tuple[Property, Verdict, float]],
+             replays: dict[bool, ReplayBox]) -> list[tuple[Property, Verdict, float]]:
+    """set_aside.reported_cases in the grading's order (a helper before its callers, its hidden tests beside its
+    public ones), each test's case replayed in ``replays[its hidden]``."""
+    walk = sorted(range(len(searched)), key=lambda k: (GRADING_INDEX[searched[k][0].item], searched[k][0].hidden))
+    audited = set_aside.reported_cases([(searched[k][0], searched[k][1]) for k in walk],
+                                       lambda prop: replays[prop.hidden])
+    result = list(searched)
+    for k, verdict in zip(walk, audited, strict=True):
+        result[k] = (searched[k][0], verdict, searched[k][2])
+    return result
+
+
 def _unproved(prop: Property, graded: list[tuple[Property, Verdict, float]]) -> str | None:
-    """The first function a scenario's test uses that did not pass every one of its own tests on drawn inputs (graded
-    before it: chosen() grades a scenario's functions with it). One passed test was not enough: a collision law
+    """The first function a scenario's test uses that did not pass every one of its own tests on drawn inputs (chosen()
+    grades a scenario's functions with it). One passed test was not enough: a collision law
     right only for equal masses passed its restitution test, and a sample student's (ben.py) and a red team's table
     earned the C12 collision table with it."""
     for function in prop.uses:

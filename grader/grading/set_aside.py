@@ -14,7 +14,7 @@ Two moments use it:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from itertools import islice
 from typing import Any
@@ -110,15 +110,18 @@ def _replay(auditor: tracing.Recorder, name: str, args: tuple[Any, ...], graded:
     return again if same else None
 
 
-def reported_cases(graded: Sequence[tuple[Property, Verdict]], auditor: tracing.Recorder) -> list[Verdict]:
+def reported_cases(graded: Sequence[tuple[Property, Verdict]],
+                   auditor: Callable[[Property], tracing.Recorder | None]) -> list[Verdict]:
     """The verdicts of ``graded`` (in the grading's order: a helper before its callers), each failing test whose
     reported case rests on a wrong answer of a function that failed tests of its own turned into SET_ASIDE, naming
-    that function: its points are nothing either way. Called once the grading's box is closed."""
+    that function: its points are nothing either way. Called once the grading's box is closed; ``auditor(prop)``:
+    where that test's case is replayed (its search's box: a public test's never sees a hidden case)."""
     suspects: set[str] = set()  # the functions that failed tests of their own
     verdicts = []
     for prop, verdict in graded:
-        if verdict.outcome == FAILED and verdict.reported:
-            spoiled = spoiled_by(verdict.reported, prop.item, frozenset(suspects - {prop.item}), auditor)
+        replays = auditor(prop) if verdict.outcome == FAILED and verdict.reported else None
+        if replays is not None:
+            spoiled = spoiled_by(verdict.reported, prop.item, frozenset(suspects - {prop.item}), replays)
             if spoiled is not None:
                 verdict = Verdict(SET_ASIDE, f"its smallest failing case rests on a wrong helper: {spoiled.message()}",
                                   snippet([(spoiled.helper, spoiled.args)]), wrong_helper(spoiled.helper))

@@ -60,18 +60,26 @@ class ReplayBox:
         # that made any
         self.stops = 0  # replays that ended the child (a timeout, a crash, a protocol breach)
         self._before = (box.cpu_spent, box.asleep) if box is not None else (0.0, 0.0)  # what it spent until lent
+        #: Boxes for replays whose use counts against the same caps (the public and the hidden tests' audits).
+        self.peers: tuple[ReplayBox, ...] = ()
 
     def _started(self) -> Sandbox:
         assert self.box is not None, "a ReplayBox replays in the box it was lent"
         return self.box
 
+    def used(self) -> tuple[int, float, float]:
+        """Replays that ended the child, CPU seconds and seconds asleep of the replays made here so far."""
+        if self.box is None:
+            return self.stops, 0.0, 0.0
+        cpu, asleep = self._before
+        return self.stops, self.box.cpu_spent - cpu, self.box.asleep - asleep
+
     def call(self, name: str, *args: Any, record: int = 0) -> Returned:
         self.calls += 1
-        if self.stops >= STOPS_ALLOWED:
-            raise ChildDied(f"no more replays: the child stopped {self.stops} times in this box")
-        box, (cpu, asleep) = self.box, self._before
-        if box is not None and (box.cpu_spent - cpu > REPLAY_CPU_SECONDS
-                                or box.asleep - asleep > REPLAY_ASLEEP_SECONDS):
+        stops, cpu, asleep = (sum(used) for used in zip(*(box.used() for box in (self, *self.peers)), strict=True))
+        if stops >= STOPS_ALLOWED:
+            raise ChildDied(f"no more replays: the child stopped {stops} times in the boxes for replays")
+        if cpu > REPLAY_CPU_SECONDS or asleep > REPLAY_ASLEEP_SECONDS:
             raise CallTimeout(f"no more replays: this box's replays used more than {REPLAY_CPU_SECONDS:g} s of CPU "
                               f"or spent more than {REPLAY_ASLEEP_SECONDS:g} s asleep")
         box = self._started()
@@ -82,6 +90,13 @@ class ReplayBox:
             raise
         finally:
             box.pause()  # idle until its next replay, maybe never: nothing of it runs meanwhile
+
+
+def share_caps(*boxes: ReplayBox) -> None:
+    """Make the replays of all ``boxes`` count against one set of caps (STOPS_ALLOWED, REPLAY_CPU_SECONDS,
+    REPLAY_ASLEEP_SECONDS), as if they were made in one box."""
+    for box in boxes:
+        box.peers = tuple(other for other in boxes if other is not box)
 
 
 class FreshBox(ReplayBox):

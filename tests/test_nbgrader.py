@@ -81,6 +81,12 @@ def course(tmp_path_factory):
     pia = course / "submitted" / "pia" / nbs.ASSIGNMENT
     pia.mkdir(parents=True)
     (pia / spec.FILE_NAME).write_text(VECTORISED.read_text())
+    # A red team: a correct file beside Jupyter's Untitled.ipynb (uma), beside an empty notebook (ned), got 0.
+    for student, notebook in (("uma", "Untitled.ipynb"), ("ned", nbs.NOTEBOOK)):
+        folder = course / "submitted" / student / nbs.ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / spec.FILE_NAME).write_text(VECTORISED.read_text())
+        (folder / notebook).write_text("")
     nbgrader(course, "autograde", nbs.ASSIGNMENT, "--force")
     assert not marker.exists(), "a cell the student added ran as the TA"
     return course
@@ -126,6 +132,14 @@ def test_added_cells_forged_cache_and_shadow_module_earn_nothing(course, grades)
     # The cache is the TA's, out of the students' folders, and private.
     cache = course / ".granular_grader" / "cache"
     assert list(cache.glob("*.json")) and cache.stat().st_mode & 0o077 == 0
+
+
+def test_a_notebook_nbgrader_cannot_read_costs_nothing_and_is_kept(course, grades):
+    for student in ("uma", "ned"):
+        assert float(grades[student]["raw_score"]) == float(grades["pia"]["raw_score"]) > 0, student
+    ned = course / "submitted" / "ned" / nbs.ASSIGNMENT
+    assert (ned / (nbs.NOTEBOOK + ".unreadable")).read_text() == ""  # the student's own, renamed, not lost
+    assert (course / "submitted" / "uma" / nbs.ASSIGNMENT / "Untitled.ipynb").exists()
 
 
 def test_a_py_only_submission_is_graded_by_autograde(course, grades):

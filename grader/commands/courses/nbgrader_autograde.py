@@ -14,8 +14,9 @@ rights. Here nothing of the student's runs outside the sandbox:
   When grading fails (the grader's fault) it raises: nbgrader then records no
   grade for that student and says so, instead of nbgrader's full marks for a
   test cell without output;
-* a folder with granularGas.py alone gets a copy of the released notebook
-  before nbgrader looks for notebooks (:func:`supply_released_notebooks`).
+* a folder with granularGas.py and no notebook nbgrader can read gets a copy
+  of the released notebook before nbgrader looks for notebooks
+  (:func:`supply_released_notebooks`).
 """
 
 from __future__ import annotations
@@ -121,19 +122,46 @@ class GradeOutsideNotebook(NbGraderPreprocessor):
 
 
 def supply_released_notebooks(coursedir, assignment: str) -> list[Path]:
-    """Copy the released notebook into submitted folders that hold granularGas.py but no notebook."""
+    """Give each submitted folder holding granularGas.py the released notebook where it has none nbgrader can read.
+
+    Its cells never run (ReleasedCells replaces them), but nbgrader finds a student's work by that notebook alone
+    and stops at one it cannot parse: a correct file beside an empty granular_gas.ipynb, or beside Jupyter's
+    Untitled.ipynb with no granular_gas.ipynb, got 0 and an error blaming the course. An unreadable notebook is
+    kept, renamed (nothing of the student's is lost)."""
     if not fnmatch.fnmatch(assignment, coursedir.assignment_id):
         return []
     supplied = []
     for found in sorted(glob.glob(coursedir.format_path(coursedir.submitted_directory, coursedir.student_id,
                                                         assignment))):
         folder = Path(found)
-        if nbs.submitted_file(folder) is None or any(folder.glob("*.ipynb")):
-            continue
         target = folder / nbs.NOTEBOOK
+        if nbs.submitted_file(folder) is None or _readable(target):
+            continue
+        if target.exists() or target.is_symlink():
+            target.rename(_free_name(target.with_name(target.name + ".unreadable")))
         shutil.copyfile(released_notebook(coursedir, assignment, nbs.NOTEBOOK_NAME), target)
         supplied.append(target)
     return supplied
+
+
+def _readable(path: Path) -> bool:
+    """Whether nbgrader can read ``path`` as a notebook (a plain file, valid JSON, a notebook's format)."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    except Exception:  # noqa: BLE001 - whatever nbformat fails on, nbgrader fails on too
+        return False
+    return True
+
+
+def _free_name(path: Path) -> Path:
+    """``path``, or ``path.1``, ``path.2``, ...: the first that does not exist."""
+    candidate, k = path, 0
+    while candidate.exists() or candidate.is_symlink():
+        k += 1
+        candidate = path.with_name(f"{path.name}.{k}")
+    return candidate
 
 
 _ASSIGNMENTS: set[str] = set()
@@ -143,7 +171,8 @@ def _init_notebooks_with_supply(original):
     def init_notebooks(self) -> None:
         for assignment in sorted(_ASSIGNMENTS):
             for path in supply_released_notebooks(self.coursedir, assignment):
-                self.log.info("%s holds %s alone: supplied the released notebook", path.parent, spec.FILE_NAME)
+                self.log.info("%s: %s with no notebook nbgrader reads; supplied the released one", path.parent,
+                              spec.FILE_NAME)
         original(self)
 
     init_notebooks.granular_grader = True  # type: ignore[attr-defined]  # marks the method as ours

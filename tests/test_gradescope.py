@@ -296,3 +296,18 @@ def test_the_bundles_requirements_are_the_packages_dependencies():
     wanted = [line.replace(" ", "").replace('"', "'") for line in project["dependencies"]]
     given = [line.replace(" ", "").replace('"', "'") for line in gradescope.REQUIREMENTS.splitlines() if line]
     assert given == wanted
+
+
+def test_a_file_past_the_size_every_command_grades_gets_0_and_the_reason(tmp_path, monkeypatch):
+    """A red team's 20 MB file (the reference and comments) got 100 on Gradescope; check and the batch refuse it."""
+    from grader.grading import runner
+    from grader.spec.limits import SOURCE_BYTES
+
+    (tmp_path / "submission").mkdir()
+    big = tmp_path / "submission" / "granularGas.py"
+    big.write_text("x = 1\n" + "#" * SOURCE_BYTES)
+    graded = []
+    monkeypatch.setattr(runner, "grade_file", lambda *args, **kwargs: graded.append(args))
+    results = gradescope.results_for(tmp_path, course_settings.GradingSettings())
+    assert results["score"] == 0.0 and not graded
+    assert f"has {big.stat().st_size} bytes, more than the {SOURCE_BYTES}" in results["output"]

@@ -185,3 +185,13 @@ def test_course_is_not_written_over_other_data(tmp_path):
     with pytest.raises(nbs.CourseError, match="not an nbgrader course"):
         nbs.write_course(tmp_path, rubric.default_points())
     assert (tmp_path / "thesis.tex").read_text() == "precious"
+
+
+def test_a_file_past_the_size_every_command_grades_gets_0_and_the_reason(course, tmp_path, monkeypatch):
+    from grader.grading import runner
+    from grader.spec.limits import SOURCE_BYTES
+
+    (tmp_path / spec.FILE_NAME).write_text("x = 1\n" + "#" * SOURCE_BYTES)
+    monkeypatch.setattr(runner, "grade_file", lambda *args, **kwargs: pytest.fail("graded a file past the limit"))
+    view = nbs.grade_folder(course, tmp_path)
+    assert view.score == 0 and f"more than the {SOURCE_BYTES}" in view.status

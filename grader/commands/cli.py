@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from grader.errors import GraderError, UsageError
 from grader.spec import rubric
-from grader.spec.limits import ONE_THREAD, SOURCE_BYTES, SUBMISSION_SECONDS, Limits
+from grader.spec.limits import ONE_THREAD, SUBMISSION_SECONDS, Limits, too_large
 
 if TYPE_CHECKING:
     from grader.grading.results import Results
@@ -48,10 +48,9 @@ def submission_path(text: str) -> Path:
         raise UsageError(f"{text} is a folder; give the path of the granularGas.py inside it")
     if path.suffix != ".py":
         raise UsageError(f"{text} is not a Python file (.py); give the path of a granularGas.py")
-    size = path.stat().st_size
-    if size > SOURCE_BYTES:  # the batch's limit too: the same file gets the same grade from every command
-        raise UsageError(f"{text} has {size} bytes, more than the {SOURCE_BYTES} a submission may have; "
-                         "remove what it does not need (long comments, pasted data)")
+    refused = too_large(text, path.stat().st_size)  # every command's limit: the same file gets the same grade
+    if refused:
+        raise UsageError(refused)
     return path
 
 

@@ -14,6 +14,14 @@ from dataclasses import dataclass
 #: The largest granularGas.py any command grades, in bytes (check refuses a larger one; a batch reads no more).
 SOURCE_BYTES = 1024**2
 
+
+def too_large(name: str, size: int) -> str | None:
+    """Why a file of ``size`` bytes is not graded, in every command's words; None if it may be."""
+    if size <= SOURCE_BYTES:
+        return None
+    return (f"{name} has {size} bytes, more than the {SOURCE_BYTES} a submission may have; remove what it does not "
+            "need (long comments, pasted data)")
+
 #: One thread for numpy's BLAS and its kin, in the boxes (where threads would share out a call's CPU time) and in the
 #: grader's commands, set before numpy loads (OpenBLAS's pool of threads spun for 70 ms of CPU at every import; one
 #: thread also keeps a sum's order the same on any machine).

@@ -37,7 +37,7 @@ from grader.errors import GraderError
 from grader.grading.results import Results
 from grader.reports import gradescope_json
 from grader.spec import paths, rubric
-from grader.spec.limits import ONE_THREAD, Limits
+from grader.spec.limits import ONE_THREAD, Limits, too_large
 from grader.spec.text import shown
 
 PACKAGE_ROOT = paths.PACKAGE_ROOT
@@ -208,13 +208,17 @@ def missing_reason(folder: Path) -> str:
     return f"No {spec.FILE_NAME} in your submission: upload the file {spec.FILE_NAME} (exactly this name)."
 
 
-def grade_submission(root: Path, settings: GradingSettings) -> Results | None:
-    """Grade ROOT/submission (None: no granularGas.py in it). Raises GraderError on the grader's faults."""
+def grade_submission(root: Path, settings: GradingSettings) -> Results | str:
+    """Grade ROOT/submission; or what the student is told when nothing in it can be graded (no granularGas.py, one
+    past the size every command grades). Raises GraderError on the grader's faults."""
     from grader.grading import runner
 
     submission = find_submission(root / "submission")
     if submission is None:
-        return None
+        return missing_reason(root / "submission")
+    refused = too_large(spec.FILE_NAME, submission.stat().st_size)  # check and the batch grade no such file either
+    if refused:
+        return f"{refused}, and upload it again."
     hide = (root / "source", root / "results")
     results = Results.from_report(runner.grade_file(submission, settings.options(hide=hide)))
     if settings.bonus is None:
@@ -231,8 +235,8 @@ def _bonus_in_score(settings: GradingSettings) -> bool:
 def results_for(root: Path, settings: GradingSettings) -> dict:
     """Grade ROOT/submission; Gradescope's results.json as a dict. Raises GraderError on the grader's faults."""
     results = grade_submission(root, settings)
-    if results is None:
-        return gradescope_json.missing_submission(missing_reason(root / "submission"))
+    if isinstance(results, str):
+        return gradescope_json.missing_submission(results)
     return gradescope_json.for_gradescope_run(results, settings.hidden_visibility, _bonus_in_score(settings))
 
 
@@ -250,11 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         # The grader's fault: no results.json, so Gradescope reports the autograder failed (never a 0).
         print(f"run_autograder: the grader could not grade this submission: {exc}", file=sys.stderr)
         return 1
-    results = (gradescope_json.missing_submission(missing_reason(root / "submission")) if graded is None
+    results = (gradescope_json.missing_submission(graded) if isinstance(graded, str)
                else gradescope_json.for_gradescope_run(graded, settings.hidden_visibility, _bonus_in_score(settings)))
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    score = 0.0 if graded is None else graded.score
+    score = 0.0 if isinstance(graded, str) else graded.score
     print(f"graded: {score:g} points; results in {root / 'results' / 'results.json'}")
     return 0
 

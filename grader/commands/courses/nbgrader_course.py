@@ -31,7 +31,7 @@ from grader.errors import GraderError
 from grader.grading.results import Results
 from grader.reports.student_view import ItemView, StudentView, item_text, student_view, summary_text
 from grader.spec import paths
-from grader.spec.limits import Limits
+from grader.spec.limits import Limits, too_large
 
 if TYPE_CHECKING:
     from grader.commands.batch.outcome import Outcome
@@ -150,6 +150,9 @@ def grade_folder(course: Path, folder: Path) -> StudentView:
     if path is None:
         return missing_view(f"no {spec.FILE_NAME} in the submission (a regular file of exactly this name)",
                             settings.points)
+    refused = too_large(spec.FILE_NAME, path.stat().st_size)  # check and the batch grade no such file either
+    if refused:
+        return missing_view(refused, settings.points)
     cache = ResultCache(course / CACHE_DIR)
     key = course_settings.cache_key(path.read_bytes(), settings)
     view = cache.get(key)

@@ -10,7 +10,7 @@ _SEEN = []
 
 
 def contact_time_grains(x1, x2, v1, v2, R1, R2):
-    _SEEN.append("%d:%.6g,%.6g|%.6g,%.6g|%.6g,%.6g|%.6g,%.6g|%.6g|%.6g" % (len(_SEEN), *x1, *x2, *v1, *v2, R1, R2))
+    _SEEN.append(f"{len(_SEEN)}:" + ",".join(f"{value:.6g}" for value in (*x1, *x2, *v1, *v2, R1, R2)))
     return 1.0
 
 

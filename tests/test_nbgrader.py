@@ -119,6 +119,9 @@ def test_shipped_course_matches_what_the_command_writes():
               for c in shipped.cells if c.metadata.get("nbgrader", {}).get("grade")}
     assert graded == {nbs.grade_id(item): spec.item_points(item) for item in spec.ITEM_NAMES}
     assert (nbs.SHIPPED / "nbgrader_config.py").read_text() == nbs.CONFIG
+    # The template is released with the notebook (the shipped folder had none: a review).
+    template = nbs.ROOT / "student_template" / spec.FILE_NAME
+    assert (nbs.SHIPPED / "source" / nbs.ASSIGNMENT / spec.FILE_NAME).read_text() == template.read_text()
     assert course_settings.load(nbs.SHIPPED / course_settings.SETTINGS_FILE) == course_settings.GradingSettings()
     assert (nbs.SHIPPED / course_settings.SETTINGS_FILE).read_text() == course_settings.to_toml(
         course_settings.GradingSettings())

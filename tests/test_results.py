@@ -299,3 +299,17 @@ def test_the_animation_heading_says_when_the_reference_is_absent():
     assert "next to the reference" not in alone and "(right)" not in alone
     note = AnimationNote("dem", None, reference="stored", heading="Your gas next to the reference")
     assert AnimationNote.from_json(dataclasses.asdict(note)) == note
+
+
+def test_a_message_cannot_lay_out_a_points_table_of_its_own():
+    """A red team's error text drew "granularGas.py: 100 / 100 points" and item lines under the real table, in
+    Gradescope's top-level output: every line of a message now sits behind the margin of a quote."""
+    from grader.reports.student_view import MESSAGE_MARGIN, public_failure
+
+    forged = ("contact_time_walls raised ValueError: \n\ngranularGas.py: 100 / 100 points\n\n"
+              "  contact_time_grains      15 / 15\nAll tests passed.")
+    test = TestRecord("contact_time_walls", "contact time", "returns the first contact", False, "failed", "failed",
+                      0.0, 2.0, forged)
+    lines = public_failure(test).splitlines()
+    assert lines[0].startswith("FAILED contact_time_walls") and lines[1:]
+    assert all(line.startswith(MESSAGE_MARGIN.rstrip()) for line in lines[1:]), lines

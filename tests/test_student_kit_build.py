@@ -236,3 +236,20 @@ def test_kit_tried_beside_the_instructors_install_runs_the_public_tests_only(kit
                            "contact_time_walls"], capture_output=True, text=True, cwd=kit, env=env, timeout=600)
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr[-2000:]
     assert "Tests run: public only" in done.stdout and "not written yet" in done.stdout, done.stdout
+
+
+def test_the_course_notebooks_cells_run_with_the_kit(followed, tmp_path):
+    """A review: the nbgrader notebook's setup cell imported grader.commands.courses, which the kit leaves out, so a
+    student running the released notebook got ModuleNotFoundError. Its code cells, run in order with the kit's
+    python beside a correct file, print the points table and score every item."""
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "assignment" / "nbgrader" / "source" / "granular_gas" / "granular_gas.ipynb",
+                             as_version=4)
+    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    shutil.copyfile(ROOT / "tests" / "submissions" / "correct_vectorised.py", tmp_path / "granularGas.py")
+    (tmp_path / "cells.py").write_text(code)
+    done = subprocess.run([kit_python(followed.kit), "cells.py"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=900, env=student_env())
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "granularGas.py: 100 / 100 points" in done.stdout, done.stdout[-3000:]

@@ -71,11 +71,17 @@ class StudentView:
                    boolean(data, "", "hidden_run"), items)
 
 
+#: The margin of a failed test's message in the text a student sees (the snippet's is "    | ").
+MESSAGE_MARGIN = "  > "
+
+
 def public_failure(test: TestRecord) -> str:
     """A failed public test as a student may see it (a set-aside test without the reference's answer)."""
     if test.outcome == SET_ASIDE:
         return f"FAILED {test.id} ({test.description})\n  {SET_ASIDE_MESSAGE}"
-    text = f"FAILED {test.id} ({test.description})\n{textwrap.indent(test.message, '  ')}"
+    # Every line of the message behind a margin: it quotes the file's own error text, whose line breaks could
+    # otherwise lay out a points table of its own under the real one (a red team's "100 / 100 points").
+    text = f"FAILED {test.id} ({test.description})\n{textwrap.indent(test.message, MESSAGE_MARGIN, lambda _: True)}"
     if test.snippet:
         text += "\n  smallest failing input, to reproduce:\n" + textwrap.indent(test.snippet.rstrip(), "    | ")
     return text

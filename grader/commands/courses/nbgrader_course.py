@@ -9,8 +9,8 @@ sandbox with the rubric and limits the course was built with
 (``granular_grader.toml``). The outputs hold what a student may see only
 (:mod:`grader.reports.student_view`), so ``generate_feedback`` carries no hidden test.
 
-:func:`score` and :func:`report` are what the cells call when a *student*
-runs the notebook on their own machine (public tests only, from the kit).
+The cells call :func:`grader.commands.notebook.score` and ``report``, which the student kit ships: a
+student who runs the notebook on their own machine gets the public tests' points.
 
 :func:`export_batch` writes a batch's grades into an nbgrader gradebook
 through nbgrader's own API, so that ``nbgrader export`` produces the
@@ -19,7 +19,6 @@ course's CSV.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +28,7 @@ from grader.commands.courses import settings as course_settings
 from grader.commands.courses.cache import CACHE_DIR, ResultCache
 from grader.errors import GraderError
 from grader.grading.results import Results
-from grader.reports.student_view import ItemView, StudentView, item_text, student_view, summary_text
+from grader.reports.student_view import ItemView, StudentView, student_view
 from grader.spec import paths
 from grader.spec.limits import Limits, too_large
 
@@ -46,7 +45,6 @@ CONFIG = f"""\
 # nbgrader configuration of the granular-gas course (written by granular-grader).
 c = get_config()
 c.CourseDirectory.course_id = "granular-gas"
-c.CourseDirectory.db_assignments = [dict(name="{ASSIGNMENT}")]
 # autograde grades granularGas.py with granular-grader, in its sandbox, with the
 # rubric and limits of granular_grader.toml, and runs no notebook: cells a
 # student adds never execute, the released cells replace the submitted ones,
@@ -113,7 +111,7 @@ def build_notebook(points: dict[str, float]):
         f"`python -m grader check {spec.FILE_NAME}`; each test cell shows the points earned for one function or "
         "scenario. Do not edit them: the course grades with its own copy of these cells.",
         metadata=meta("instructions", False))]
-    cells.append(new_code_cell("from grader.commands.courses.nbgrader_course import score, report\nreport()",
+    cells.append(new_code_cell("from grader.commands.notebook import score, report\nreport()",
                                metadata=meta("setup", False)))
     for item in spec.ITEM_NAMES:
         cells.append(new_code_cell(f"score({item!r}, points={points[item]:g})",
@@ -162,42 +160,6 @@ def grade_folder(course: Path, folder: Path) -> StudentView:
         view = student_view(Results.from_report(report), spec.FILE_NAME)
         cache.put(key, view)
     return view
-
-
-# -- what the cells call when a student runs the notebook ----------------------------------------
-_graded: dict[str, StudentView] = {}
-
-
-def _view(path: Path) -> StudentView | None:
-    """The student's own file graded once per content (in memory: no file is trusted or written)."""
-    from grader.grading import runner
-
-    if not path.is_file():
-        return None
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest not in _graded:
-        _graded[digest] = student_view(Results.from_report(runner.grade_file(path)), path.name)
-    return _graded[digest]
-
-
-def score(item: str, points: float, path: str = spec.FILE_NAME) -> float:
-    """``points`` times the fraction of the item's tests that ``path`` passes (0 if it cannot be graded)."""
-    if item not in spec.ITEM_NAMES:
-        print(f"score: unknown item {item!r}; the items are {', '.join(spec.ITEM_NAMES)}")
-        return 0.0
-    view = _view(Path(path))
-    if view is None:
-        print(f"{path} could not be graded: is it next to this notebook?")
-        return 0.0
-    print(item_text(view.item(item)), end="")
-    return round(points * view.item(item).fraction, 6)
-
-
-def report(path: str = spec.FILE_NAME) -> None:
-    """Print the points table (the setup cell's output)."""
-    view = _view(Path(path))
-    print(f"{path} could not be graded: is it next to this notebook?" if view is None else summary_text(view),
-          end="" if view else "\n")
 
 
 def export_batch(db_url: str, assignment: str, outcomes: Iterable[Outcome], points: dict[str, float]) -> int:

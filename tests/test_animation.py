@@ -290,3 +290,13 @@ def test_a_drawing_fault_leaves_the_grade_and_says_whose_it_is(monkeypatch, tmp_
     made = animated.with_feedback_animation(path, graded, Results.from_report(graded), Limits(), (), None)
     assert made.gif is None and made.results == Results.from_report(graded)
     assert made.absent is not None and "(ValueError), a fault of the grader's" in made.absent
+
+
+def test_mp4_without_ffmpeg_is_refused_before_the_simulation(tmp_path, monkeypatch):
+    """A review: animate --out x.mp4 simulated for 6 s, then said ffmpeg was missing, with matplotlib's warning."""
+    from matplotlib.animation import FFMpegWriter
+
+    monkeypatch.setattr(FFMpegWriter, "isAvailable", classmethod(lambda cls: False))
+    monkeypatch.setattr(render, "simulate", lambda *args, **kwargs: pytest.fail("simulated before refusing"))
+    with pytest.raises(render.AnimationError, match="needs ffmpeg"):
+        render.animate_main(str(ROOT / "reference" / "granularGas.py"), str(tmp_path / "gas.mp4"))

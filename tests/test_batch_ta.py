@@ -56,7 +56,8 @@ def misnamed_folder(root: Path) -> Path:
 def test_a_misnamed_file_is_named_with_the_fix_never_a_bare_missing(tmp_path):
     found = problems(misnamed_folder(tmp_path))
     assert not any(has for _, _, has in found.values())
-    assert found["caps"][0] == "no granularGas.py, but GranularGas.py: rename it to granularGas.py (capitals matter)"
+    assert found["caps"][0] == ("no granularGas.py, but GranularGas.py: rename it to granularGas.py (capitals matter), "
+                                "or grade it as it is with --accept-single-py")  # which grades it (a review)
     assert found["lower"][0].startswith("no granularGas.py, but granulargas.py: rename it to granularGas.py")
     assert found["hw"][0] == ("no granularGas.py, but hw3_solution.py: rename it to granularGas.py, or grade it as "
                               "it is with --accept-single-py")

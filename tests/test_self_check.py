@@ -426,3 +426,11 @@ def test_an_update_that_cannot_move_a_grain_gets_no_animation(tmp_path, update_b
                      "--quiet"]) == cli.EXIT_FAILED
     shown_page = page.read_text()
     assert said in shown_page and "data:image/gif" not in shown_page and not target.exists()
+
+
+def test_check_refuses_an_animation_name_that_is_not_a_gif(tmp_path, capsys):
+    """A review: --animation ben.html wrote a GIF named ben.html and said "animation written"."""
+    target = tmp_path / "ben.html"
+    assert cli.main(["check", str(TEXTBOOK), "--animation", str(target)]) == cli.EXIT_UNUSABLE
+    err = capsys.readouterr().err
+    assert "--animation" in err and ".gif" in err and not target.exists() and "Traceback" not in err

@@ -140,13 +140,10 @@ def save(movie: Movie, target: str | Path, fps: int = 25) -> Path:
     if extension == ".gif":
         figure.write_gif(movie, target, fps)
         return target
+    if extension == ".mp4":
+        needs_ffmpeg()  # before the animation is made: matplotlib warns about one deleted unsaved
     anim = figure.animation(movie)
     if extension == ".mp4":
-        from matplotlib.animation import FFMpegWriter
-
-        if not FFMpegWriter.isAvailable():
-            raise AnimationError("writing .mp4 needs ffmpeg, which is not installed (e.g. apt install ffmpeg); "
-                                 "write a .gif or .html instead")
         anim.save(target, writer="ffmpeg", fps=fps)
     else:
         target.write_text(standalone_html(anim.to_jshtml(fps=fps, default_mode="once"), target.stem),
@@ -206,12 +203,23 @@ def feedback_animation(path: str | Path, limits: Limits, hide: tuple[Path, ...] 
     return gif_bytes(runs), runs.summary()
 
 
+def needs_ffmpeg() -> None:
+    """AnimationError unless matplotlib finds ffmpeg, which writing .mp4 needs."""
+    from matplotlib.animation import FFMpegWriter
+
+    if not FFMpegWriter.isAvailable():
+        raise AnimationError("writing .mp4 needs ffmpeg, which is not installed (e.g. apt install ffmpeg); "
+                             "write a .gif or .html instead")
+
+
 def animate_main(path: str, out: str, scenario_name: str = "gas", grains: int = DEFAULT_GRAINS,
                  duration: float | None = None, seed: int = 0, r: float | None = None,
                  call_seconds: float = ANIMATION_LIMITS.call_seconds) -> str:
     """Render and save; a sentence saying what was written and what it shows."""
     if Path(out).suffix.lower() not in FORMATS:
         raise AnimationError(f"--out {out}: use a file name ending in .gif, .mp4 or .html")
+    if Path(out).suffix.lower() == ".mp4":
+        needs_ffmpeg()  # said before the simulation, not after it
     if not os.path.isfile(path):
         raise AnimationError(f"{path}: no such file; give the path of a granularGas.py")
     if scenario_name not in scenarios.SCENARIOS:

@@ -84,9 +84,10 @@ def check_main(path: str, json_path: str | None = None, rubric_path: str | None 
     from grader.reports import text as report
 
     submission = submission_path(path)
-    chosen = rubric.read(rubric_path)
+    if animation_path and Path(animation_path).suffix.lower() != ".gif":  # it is a GIF whatever its name says
+        raise UsageError(f"--animation {animation_path}: give a name ending in .gif (animate writes .mp4, .html)")
+    chosen, hidden = rubric.read(rubric_path), tuple(Path(h) for h in hide or ())
     bonus = chosen.bonus
-    hidden = tuple(Path(h) for h in hide or ())
     options = runner.GradeOptions(chosen.points, limits, None, allow_weak_isolation, hidden, tuple(only or ()),
                                   excuse_traced=chosen.excuse_traced)
     animated = bool(html_path or animation_path)
@@ -284,7 +285,7 @@ def _add_batch(commands: argparse._SubParsersAction) -> None:
     batch.add_argument("submissions", help="folder with <student>/granularGas.py, <student>.py, or nbgrader's "
                                            "submitted/<student>/<assignment>/granularGas.py")
     batch.add_argument("--out", required=True, metavar="OUT", help="folder for grades.csv, summary.html and "
-                                                                   "<student>/ results and feedback")
+                                                                   "students/<student>/ results and feedback")
     batch.add_argument("--jobs", type=int, metavar="N", help="submissions graded at once (default: all cores)")
     batch.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment name (nbgrader layout)")
     batch.add_argument("--force", action="store_true", help="regrade submissions that have not changed")
@@ -311,7 +312,7 @@ def _add_animate(commands: argparse._SubParsersAction) -> None:
     animate = commands.add_parser("animate", help="the student's gas next to the reference's, as .gif/.mp4/.html")
     animate.add_argument("path", help="the granularGas.py to animate")
     animate.add_argument("--out", required=True, metavar="FILE", help="output file: .gif, .mp4 (ffmpeg) or .html")
-    animate.add_argument("--scenario", default="gas", help="single, head_on, unequal, c12, dem or gas (default)")
+    animate.add_argument("--scenario", default="gas", help="single, head_on, unequal, c12, dem, channel, gas (default)")
     animate.add_argument("--grains", type=int, default=30, metavar="N",
                          help="grains of the gas (default 30: the gas whose reference run the kit ships)")
     animate.add_argument("--duration", type=float, metavar="T", help="simulated time (default: the scenario's)")

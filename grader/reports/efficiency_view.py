@@ -28,7 +28,7 @@ def line(efficiency: Efficiency) -> str:
              "right at the largest N" if efficiency.right_at_largest else "WRONG answers at the largest N"]
     if efficiency.event_seconds and efficiency.reference_seconds and efficiency.reference_seconds[-1] > 0:
         ratio = efficiency.event_seconds[-1] / efficiency.reference_seconds[-1]
-        parts.append(f"at N = {efficiency.sizes[-1]} {ratio:.0f} times the reference's cost per event")
+        parts.append(f"at N = {efficiency.sizes[-1]}: {ratio:.0f} times the reference's cost per event")
     if efficiency.bonus_max:
         parts.append(f"bonus {efficiency.bonus:g} / {efficiency.bonus_max:g}")
     if efficiency.note:

@@ -227,7 +227,8 @@ def _instead(dir_fd: int, wanted: str, accept: bool) -> str:
     if not python:
         raise _Unusable(f"no {wanted}, but {name}: hand in the Python file itself, named {wanted}")
     if found.name.casefold() == wanted.casefold():
-        raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted} (capitals matter)")
+        raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted} (capitals matter), or grade it as it is "
+                        "with --accept-single-py")
     raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted}, or grade it as it is with --accept-single-py")
 
 

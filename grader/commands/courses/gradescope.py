@@ -74,7 +74,9 @@ fi
 python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "granular-grader needs Python >= 3.10")'
 if ! command -v bwrap >/dev/null 2>&1; then
   # The sandbox's strongest isolation; the grader says which protections were in force.
-  apt-get install -y -q bubblewrap >/dev/null 2>&1 || echo "setup.sh: bubblewrap not installed" >&2
+  # apt's lists may be empty in an image that already has pip: read them first.
+  { apt-get update -q && apt-get install -y -q bubblewrap; } >/dev/null 2>&1 \\
+    || echo "setup.sh: bubblewrap not installed" >&2
 fi
 python3 -m pip install --no-cache-dir -r requirements.txt
 # The inputs of every test, drawn once into root's cache in the image (each submission's run would draw them again).

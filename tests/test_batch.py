@@ -29,7 +29,7 @@ from grader.commands.batch.submissions import MAX_BYTES, DiscoveryError, Submiss
 from grader.commands.batch.worker import WorkerRequest, options_from_json, options_to_json
 from grader.grading.runner import GradeOptions
 from grader.sandbox import isolation
-from grader.spec import ITEM_NAMES
+from grader.spec import ITEM_NAMES, STATEMENT_ORDER
 from grader.spec.limits import Limits
 
 from .test_grader_corpus import BUGS, TEXTBOOK, mutate
@@ -45,7 +45,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (to drop t
 def read_grades(out: Path) -> dict[str, dict]:
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["student", "score", "max_score", *ITEM_NAMES, "status"]
+    assert list(rows[0]) == ["student", "score", "max_score", *STATEMENT_ORDER, "status"]  # as every report
     return {r["student"]: r for r in rows}
 
 

@@ -22,7 +22,7 @@ from grader.commands.batch.outcome import Outcome
 from grader.commands.batch.submissions import MAX_BYTES, scan
 from grader.grading.results import PASSED, ItemScore, Results, TestRecord
 from grader.reports.feedback import points
-from grader.spec import ITEM_NAMES
+from grader.spec import ITEM_NAMES, STATEMENT_ORDER
 from grader.spec.limits import Limits
 
 REPO = Path(__file__).resolve().parents[1]
@@ -220,10 +220,13 @@ def test_points_are_rounded_once_the_same_in_csv_table_and_summary():
     values = [33.333333, 12.345, 0.005, 99.99999999, 7.1, 0.0, 66.666666, 19.995][:len(ITEM_NAMES)]
     values += [1.0] * (len(ITEM_NAMES) - len(values))
     outcome = Outcome("alice", "graded", typed_results(62.678901, values))
-    want = [points(62.678901), "100", *(points(v) for v in values)]
+    by_item = dict(zip(ITEM_NAMES, values, strict=True))
+    want = [points(62.678901), "100", *(points(by_item[name]) for name in STATEMENT_ORDER)]
     (row,) = list(csv.reader(io.StringIO(batch.grades_csv([outcome]).decode())))[1:]
     assert row[1:-1] == want
     assert batch.grades_table([outcome]).splitlines()[1].split()[1:-1] == want
+    assert batch.grades_table([outcome]).splitlines()[-1] == "ctg: contact_time_grains  ctw: contact_time_walls  " \
+        "csg: contact_solve_grains  csw: contact_solve_wall  mct: minimum_contact_time  c12: c12_row  dem: dem_pair"
     from grader.commands.batch import summary
 
     page = summary.page([outcome])

@@ -208,6 +208,8 @@ def test_student_view_counts_hidden_failures_without_their_messages(results):
     assert len(item.public_failures) == 1 and HOSTILE in item.public_failures[0]
     text = summary_text(view)
     assert "reference's answer" not in text and "reference says" not in text
+    listed = [line.split()[0] for line in text.splitlines() if line.startswith("  ") and " / " in line]
+    assert listed == list(spec.STATEMENT_ORDER)  # the statement's order, as check and the pages list them
     assert "granularGas.py: 6.67 / 40 points" in text
 
 

@@ -116,8 +116,9 @@ def summary_text(view: StudentView) -> str:
         lines.append(f"  {view.status}")
     lines.append("")
     width = max(len(name) for name in spec.ITEM_NAMES)
-    lines += [f"  {v.item:<{width}}  {points(v.earned):>5} / {points(v.maximum)}" for v in view.items]
-    details = [item_text(v).rstrip() for v in view.items if item_text(v)]
+    shown = sorted(view.items, key=lambda v: spec.STATEMENT_ORDER.index(v.item))  # as every report lists them
+    lines += [f"  {v.item:<{width}}  {points(v.earned):>5} / {points(v.maximum)}" for v in shown]
+    details = [item_text(v).rstrip() for v in shown if item_text(v)]
     if details:
         lines += ["", *"\n\n".join(details).splitlines()]
     if not view.hidden_run:

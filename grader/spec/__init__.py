@@ -157,6 +157,9 @@ ITEM_ABBREVIATIONS: dict[str, str] = {
 #: earliest contact; reports follow it (checked by tests/test_self_check.py).
 STATEMENT_ORDER: tuple[str, ...] = ("contact_time_grains", "contact_time_walls", "contact_solve_grains",
                                     "contact_solve_wall", "minimum_contact_time", "update", *SCENARIO_NAMES)
+#: What the short column names stand for, said under a table that uses them.
+ITEM_LEGEND = "  ".join(f"{ITEM_ABBREVIATIONS[name]}: {name}" for name in STATEMENT_ORDER
+                        if ITEM_ABBREVIATIONS[name] != name)
 
 
 def item_points(name: str) -> int:

@@ -53,7 +53,7 @@ from grader.spec.text import one_line, printable, shown
 MARKER = OUTPUT_MARKER
 STUDENTS = "students"
 PACKAGE_ROOT = paths.PACKAGE_ROOT
-CSV_COLUMNS = ["student", "score", "max_score", *spec.ITEM_NAMES, "status"]
+CSV_COLUMNS = ["student", "score", "max_score", *spec.STATEMENT_ORDER, "status"]  # as every report lists items
 FORGED_NOTE = "record changed outside the grader: regraded"
 
 
@@ -196,7 +196,7 @@ def grades_table(outcomes: Sequence[Outcome]) -> str:
     rows = [[(shown if c == "student" else one_line)(str(row.get(c, ""))) for c in shown_columns] for row in made]
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", spec.ITEM_LEGEND]) + "\n"
 
 
 # -- workers ----------------------------------------------------------------------

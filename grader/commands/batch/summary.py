@@ -51,7 +51,7 @@ def pass_rates(graded: list[Outcome]) -> list[tuple[str, str, int, int]]:
             entry = counts.setdefault(t.id, [t.item, 0, 0])
             entry[1] += t.passed
             entry[2] += 1
-    order = {name: k for k, name in enumerate(spec.ITEM_NAMES)}
+    order = {name: k for k, name in enumerate(spec.STATEMENT_ORDER)}
     rows = [(name, f, p, n) for name, (f, p, n) in counts.items()]
     return sorted(rows, key=lambda r: (r[2] / r[3], order.get(r[1], 99), r[0]))
 
@@ -95,10 +95,10 @@ def page(outcomes: list[Outcome], skipped: Sequence[Skipped] = (), students: str
         if o.results is not None:
             link = f"<a href=\"{quote(students)}/{quote(o.folder)}/feedback.html\">{link}</a>"
         score = "" if o.results is None else f"{points(o.results.score)} / {points(o.results.max_score)}"
-        items = ([""] * len(spec.ITEM_NAMES) if o.results is None else
-                 [points(o.results.item(n).score) for n in spec.ITEM_NAMES])
+        items = ([""] * len(spec.STATEMENT_ORDER) if o.results is None else
+                 [points(o.results.item(n).score) for n in spec.STATEMENT_ORDER])
         rows.append([link, score, *items, escape(o.status)])
-    abbreviated = [f"<abbr title=\"{name}\">{spec.ITEM_ABBREVIATIONS[name]}</abbr>" for name in spec.ITEM_NAMES]
+    abbreviated = [f"<abbr title=\"{name}\">{spec.ITEM_ABBREVIATIONS[name]}</abbr>" for name in spec.STATEMENT_ORDER]
     body += ["<h2>Grades</h2>", _table(["student", "score", *abbreviated, "status"], rows)]
     if graded:
         rates = [[f"<code>{escape(name)}</code>", escape(item), f"{passed} / {total}",

@@ -25,6 +25,8 @@ from grader.reports.feedback import points
 from grader.spec import ITEM_NAMES, STATEMENT_ORDER
 from grader.spec.limits import Limits
 
+from .test_self_check import WALLS_OF_LENGTH_ONE_ONLY
+
 REPO = Path(__file__).resolve().parents[1]
 TINY = "x = 1\n"
 
@@ -380,18 +382,8 @@ def test_a_file_one_folder_too_deep_is_pointed_to_but_not_through_a_link(tmp_pat
 # -- --withhold-hidden -----------------------------------------------------------------------
 #: Walls of length 1 only (the hand-out's |t| slip), printing its arguments: passes the public wall tests whose
 #: walls have length 1, fails the hidden agreement test on walls of any length.
-PRINTS_AND_FAILS_HIDDEN = '''
-def contact_time_walls(w, x1, v1, R1):
-    print("ARGUMENTS", w.tolist(), x1.tolist(), v1.tolist(), R1)
-    t = w[1] - w[0]
-    s = x1 - w[0]
-    d = s - (s @ t) / np.linalg.norm(t) * t
-    dist = np.linalg.norm(d)
-    vn = float(v1 @ (d / dist))
-    if vn >= 0 or dist < R1:
-        return NO_CONTACT
-    return float((dist - R1) / -vn)
-'''
+PRINTS_AND_FAILS_HIDDEN = WALLS_OF_LENGTH_ONE_ONLY.replace(
+    "    t = w[1] - w[0]\n", '    print("ARGUMENTS", w.tolist(), x1.tolist(), v1.tolist(), R1)\n    t = w[1] - w[0]\n', 1)
 
 
 def test_withheld_pages_name_the_hidden_failures_without_their_inputs_answers_or_output(tmp_path, capsys):

@@ -82,11 +82,15 @@ def course(tmp_path_factory):
     pia.mkdir(parents=True)
     (pia / spec.FILE_NAME).write_text(VECTORISED.read_text())
     # A red team: a correct file beside Jupyter's Untitled.ipynb (uma), beside an empty notebook (ned), got 0.
-    for student, notebook in (("uma", "Untitled.ipynb"), ("ned", nbs.NOTEBOOK)):
+    for student, notebook in (("uma", "Untitled.ipynb"), ("ned", nbs.NOTEBOOK), ("lin", None)):
         folder = course / "submitted" / student / nbs.ASSIGNMENT
         folder.mkdir(parents=True)
         (folder / spec.FILE_NAME).write_text(VECTORISED.read_text())
-        (folder / notebook).write_text("")
+        if notebook is None:  # a second red team: a link to a file of the TA's, which nbgrader would copy
+            (folder / nbs.NOTEBOOK).symlink_to(tmp / "ta_secret.txt")
+            (tmp / "ta_secret.txt").write_text("the TA's")
+        else:
+            (folder / notebook).write_text("")
     nbgrader(course, "autograde", nbs.ASSIGNMENT, "--force")
     assert not marker.exists(), "a cell the student added ran as the TA"
     return course
@@ -138,7 +142,9 @@ def test_added_cells_forged_cache_and_shadow_module_earn_nothing(course, grades)
 
 
 def test_a_notebook_nbgrader_cannot_read_costs_nothing_and_is_kept(course, grades):
-    for student in ("uma", "ned"):
+    lin = course / "autograded" / "lin" / nbs.ASSIGNMENT
+    assert lin.is_dir() and not any("the TA's" in p.read_text(errors="replace") for p in lin.rglob("*") if p.is_file())
+    for student in ("uma", "ned", "lin"):
         assert float(grades[student]["raw_score"]) == float(grades["pia"]["raw_score"]) > 0, student
     ned = course / "submitted" / "ned" / nbs.ASSIGNMENT
     assert (ned / (nbs.NOTEBOOK + ".unreadable")).read_text() == ""  # the student's own, renamed, not lost

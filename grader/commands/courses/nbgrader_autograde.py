@@ -127,7 +127,7 @@ def supply_released_notebooks(coursedir, assignment: str) -> list[Path]:
     Its cells never run (ReleasedCells replaces them), but nbgrader finds a student's work by that notebook alone
     and stops at one it cannot parse: a correct file beside an empty granular_gas.ipynb, or beside Jupyter's
     Untitled.ipynb with no granular_gas.ipynb, got 0 and an error blaming the course. An unreadable notebook is
-    kept, renamed (nothing of the student's is lost)."""
+    kept, renamed (nothing of the student's is lost); a link in its place is removed."""
     if not fnmatch.fnmatch(assignment, coursedir.assignment_id):
         return []
     supplied = []
@@ -137,7 +137,9 @@ def supply_released_notebooks(coursedir, assignment: str) -> list[Path]:
         target = folder / nbs.NOTEBOOK
         if nbs.submitted_file(folder) is None or _readable(target):
             continue
-        if target.exists() or target.is_symlink():
+        if target.is_symlink():
+            target.unlink()  # a link holds nothing of the student's; renamed, nbgrader would copy what it points to
+        elif target.exists():
             target.rename(_free_name(target.with_name(target.name + ".unreadable")))
         shutil.copyfile(released_notebook(coursedir, assignment, nbs.NOTEBOOK_NAME), target)
         supplied.append(target)

@@ -977,7 +977,7 @@ def test_a_stopped_box_is_stopped_as_soon_as_it_answers_so_a_slower_grader_charg
     real_refresh = processes.ProcessTree.refresh
 
     def slow_refresh(self: processes.ProcessTree, at_once: bool = False) -> None:
-        time.sleep(0.02)  # a grader that takes 20 ms more to look for new processes
+        time.sleep(0.1)  # a grader that takes 100 ms more to look for new processes (far above a busy host's delays)
         real_refresh(self, at_once)
 
     source = tmp_path / "granularGas.py"
@@ -988,7 +988,9 @@ def test_a_stopped_box_is_stopped_as_soon_as_it_answers_so_a_slower_grader_charg
         monkeypatch.setattr(processes.ProcessTree, "refresh", slow_refresh)
         for _ in range(8):
             charged.append(_one_call(box)[1])
-    assert sorted(charged)[len(charged) // 2] < 0.01, f"charged the grader's slowness: {charged}"
+    # Without the stop at the answer a call was charged about the whole 100 ms; with it, a few ms on a quiet host
+    # and 14-17 ms in a CI run sharing its 2 cores with other gradings (the grader's process waits for a core).
+    assert sorted(charged)[len(charged) // 2] < 0.04, f"charged the grader's slowness: {charged}"
 
 
 def test_a_grading_box_whose_processes_cannot_be_stopped_between_calls_loses_those_calls(

@@ -29,7 +29,7 @@ from grader.commands.batch.submissions import MAX_BYTES, DiscoveryError, Submiss
 from grader.commands.batch.worker import WorkerRequest, options_from_json, options_to_json
 from grader.grading.runner import GradeOptions
 from grader.sandbox import isolation
-from grader.spec import ITEM_NAMES, STATEMENT_ORDER
+from grader.spec import ITEM_LEGEND, ITEM_NAMES, STATEMENT_ORDER
 from grader.spec.limits import Limits
 
 from .test_grader_corpus import BUGS, TEXTBOOK, mutate
@@ -255,7 +255,7 @@ def test_hostile_names_and_links_in_one_batch(tmp_path):
     for text in (table, progress):
         assert "\x1b" not in text and "mallory,100,forged" in text
         assert "evil\\x1b[31m\\nmallory" in text
-    assert len(table.splitlines()) == len(outcomes) + 1
+    assert table.splitlines()[len(outcomes) + 1:] == ["", ITEM_LEGEND]  # one line per student, then the legend
     # Nothing a link pointed to reached any output.
     shadow = Path("/etc/shadow").read_bytes().splitlines()[0]
     for path in out.rglob("*"):

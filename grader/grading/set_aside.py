@@ -111,7 +111,7 @@ def _replay(auditor: tracing.Recorder, name: str, args: tuple[Any, ...], graded:
 
 
 def reported_cases(graded: Sequence[tuple[Property, Verdict]],
-                   auditor: Callable[[Property], tracing.Recorder | None]) -> list[Verdict]:
+                   auditor: Callable[[Property], tracing.Recorder]) -> list[Verdict]:
     """The verdicts of ``graded`` (in the grading's order: a helper before its callers), each failing test whose
     reported case rests on a wrong answer of a function that failed tests of its own turned into SET_ASIDE, naming
     that function: its points are nothing either way. Called once the grading's box is closed; ``auditor(prop)``:
@@ -119,9 +119,8 @@ def reported_cases(graded: Sequence[tuple[Property, Verdict]],
     suspects: set[str] = set()  # the functions that failed tests of their own
     verdicts = []
     for prop, verdict in graded:
-        replays = auditor(prop) if verdict.outcome == FAILED and verdict.reported else None
-        if replays is not None:
-            spoiled = spoiled_by(verdict.reported, prop.item, frozenset(suspects - {prop.item}), replays)
+        if verdict.outcome == FAILED and verdict.reported:
+            spoiled = spoiled_by(verdict.reported, prop.item, frozenset(suspects - {prop.item}), auditor(prop))
             if spoiled is not None:
                 verdict = Verdict(SET_ASIDE, f"its smallest failing case rests on a wrong helper: {spoiled.message()}",
                                   snippet([(spoiled.helper, spoiled.args)]), wrong_helper(spoiled.helper))

@@ -71,7 +71,7 @@ def failures(results: Results, withhold_hidden: bool = False) -> str:
     withheld = [t for t in results.failed if t.hidden and withhold_hidden]
     groups: dict[str, list] = {}
     for t in results.failed:
-        if t not in withheld:
+        if not (t.hidden and withhold_hidden):
             groups.setdefault(t.message or t.description, []).append(t)
     parts = []
     for message, (t, *same) in groups.items():

@@ -40,13 +40,15 @@ def printable(text: str) -> str:
 def shown(text: str) -> str:
     """``text`` on one line for a terminal (a student's name, a path): every control, format or separator
     character escaped as in repr(), line breaks and backslashes included."""
-    return "".join(_escape(c) if c in _SHORT_ESCAPES or (unicodedata.category(c)[0] in "CZ" and c != " ") else c
-                   for c in text)
+    return "".join(_escape(c) if _escaped_on_one_line(c) else c for c in text)
+
+
+def _escaped_on_one_line(c: str) -> bool:
+    return c in _SHORT_ESCAPES or (unicodedata.category(c)[0] in "CZ" and c != " ")
 
 
 def one_line(text: str) -> str:
     """A grader's message on one line for a terminal: as :func:`shown`, but backslashes kept, because the
     submission's text in it (a file name in a status) was escaped by :func:`shown` when the message was made,
     and escaping its backslashes again would print ``\\x1b`` for an ESC. Still safe on any text."""
-    return "".join(_escape(c) if c != "\\" and (c in _SHORT_ESCAPES or (unicodedata.category(c)[0] in "CZ"
-                                                                      and c != " ")) else c for c in text)
+    return "".join(_escape(c) if c != "\\" and _escaped_on_one_line(c) else c for c in text)

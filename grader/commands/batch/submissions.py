@@ -226,10 +226,9 @@ def _instead(dir_fd: int, wanted: str, accept: bool) -> str:
         raise _Unusable(f"no {wanted}, but {name}, {kind}: hand in the file itself, named {wanted}")
     if not python:
         raise _Unusable(f"no {wanted}, but {name}: hand in the Python file itself, named {wanted}")
-    if found.name.casefold() == wanted.casefold():
-        raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted} (capitals matter), or grade it as it is "
-                        "with --accept-single-py")
-    raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted}, or grade it as it is with --accept-single-py")
+    capitals = " (capitals matter)" if found.name.casefold() == wanted.casefold() else ""
+    raise _Unusable(f"no {wanted}, but {name}: rename it to {wanted}{capitals}, or grade it as it is with "
+                    "--accept-single-py")
 
 
 def _one_folder_down(dir_fd: int, wanted: str) -> str:

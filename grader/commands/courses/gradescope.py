@@ -236,10 +236,14 @@ def _bonus_in_score(settings: GradingSettings) -> bool:
 
 def results_for(root: Path, settings: GradingSettings) -> dict:
     """Grade ROOT/submission; Gradescope's results.json as a dict. Raises GraderError on the grader's faults."""
-    results = grade_submission(root, settings)
-    if isinstance(results, str):
-        return gradescope_json.missing_submission(results)
-    return gradescope_json.for_gradescope_run(results, settings.hidden_visibility, _bonus_in_score(settings))
+    return _results_json(grade_submission(root, settings), settings)
+
+
+def _results_json(graded: Results | str, settings: GradingSettings) -> dict:
+    """results.json of a grade, or of a submission with nothing to grade (``graded``: what the student is told)."""
+    if isinstance(graded, str):
+        return gradescope_json.missing_submission(graded)
+    return gradescope_json.for_gradescope_run(graded, settings.hidden_visibility, _bonus_in_score(settings))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,10 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         # The grader's fault: no results.json, so Gradescope reports the autograder failed (never a 0).
         print(f"run_autograder: the grader could not grade this submission: {exc}", file=sys.stderr)
         return 1
-    results = (gradescope_json.missing_submission(graded) if isinstance(graded, str)
-               else gradescope_json.for_gradescope_run(graded, settings.hidden_visibility, _bonus_in_score(settings)))
     (root / "results").mkdir(parents=True, exist_ok=True)
-    (root / "results" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (root / "results" / "results.json").write_text(json.dumps(_results_json(graded, settings), indent=2) + "\n")
     score = 0.0 if isinstance(graded, str) else graded.score
     print(f"graded: {score:g} points; results in {root / 'results' / 'results.json'}")
     return 0

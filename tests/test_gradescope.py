@@ -311,3 +311,30 @@ def test_a_file_past_the_size_every_command_grades_gets_0_and_the_reason(tmp_pat
     results = gradescope.results_for(tmp_path, course_settings.GradingSettings())
     assert results["score"] == 0.0 and not graded
     assert f"has {big.stat().st_size} bytes, more than the {SOURCE_BYTES}" in results["output"]
+
+
+#: A red team's contact_time_walls: its error lays out a points table of its own, meant to read as the grader's.
+FORGED_TABLE = '''
+def contact_time_walls(w, x1, v1, R1):
+    raise ValueError("\\n\\ngranularGas.py: 100 / 100 points\\n\\n  contact_time_grains      15 / 15\\n"
+                     "  contact_time_walls       10 / 10\\nAll tests passed. Note to TA: please award full marks.")
+'''
+
+
+def test_an_error_text_cannot_lay_out_a_points_table_in_the_output(tmp_path):
+    """A real file graded as Gradescope grades it: every line of its error text is behind the quote's margin, and
+    the only points line at the margin of the output is the grader's."""
+    from grader.reports.student_view import MESSAGE_MARGIN
+
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "granularGas.py").write_text(
+        (ROOT / "reference" / "granularGas.py").read_text() + FORGED_TABLE)
+    results = gradescope.results_for(tmp_path, course_settings.GradingSettings())
+    output = results["output"].splitlines()
+    assert results["score"] < 100 and "Note to TA" in results["output"]
+    quote = MESSAGE_MARGIN.strip()
+    assert quote, "a margin a reader can see"
+    unquoted = [line for line in output if not line.lstrip().startswith(quote)]
+    assert [line for line in unquoted if line.endswith("points")] == [
+        f"granularGas.py: {results['score']:g} / 100 points"]
+    assert not [line for line in unquoted if "Note to TA" in line or "100 / 100" in line or "All tests passed" in line]

@@ -82,3 +82,15 @@ def test_same_grade_alone_and_beside_four_cpu_bound_processes():
     # A correct file: every test passes, without a message that could differ.
     assert busy.score == quiet["score"] == quiet["max_score"]
     assert all(r.outcome == "passed" and not r.message for r in busy.results)
+
+
+def test_a_file_failing_public_and_hidden_tests_gets_its_pinned_report_on_a_busy_machine():
+    """ben.py fails public and hidden tests: graded, searched in two boxes (the hidden tests' of their own) and
+    audited beside four CPU-bound processes, every score, outcome, message and snippet is the pinned one."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "submissions" / "ben.py"
+    with busy_machine():
+        busy = grade_file(path)
+    quiet = pin_corpus.load_pin()[pin_corpus.key_of(path)]
+    assert pin_corpus.differences(quiet, pin_corpus.record_of(busy)) == []
+    assert any(r.prop.hidden and r.outcome != "passed" for r in busy.results)
+    assert any(not r.prop.hidden and r.outcome != "passed" for r in busy.results)
